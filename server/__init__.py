@@ -1,0 +1,1 @@
+"""The referee service: transport, match runner, persistence and the command line."""
