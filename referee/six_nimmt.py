@@ -1,18 +1,44 @@
-"""6 nimmt! material: the cards and their bullheads (RULES.md §1)."""
+"""6 nimmt! (game id ``six_nimmt``), exactly as RULES.md §1 says.
+
+Every seat plays a card at once (``PLAY_CARD``); the cards are revealed together and placed
+lowest first. A card lower than every row end makes its seat choose a row to take
+(``CHOOSE_ROW``). The professional variant drafts the hands first (``DRAFT_CARD``).
+"""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from referee.core import (
+    Action,
+    Decision,
+    DecisionKind,
+    IllegalActionError,
+    NotPendingError,
+    Seat,
+    SettingsError,
+    competition_ranks,
+    derive_seed,
+)
+from referee.settings import COMMON_SETTINGS, Setting, SettingValue, check_seats, parse_settings
+
+GAME_ID = "six_nimmt"
 HIGHEST_CARD = 104
+HAND_SIZE = 10
+ROW_COUNT = 4
+ROW_LIMIT = 5
+MIN_SEATS, MAX_SEATS = 2, 10
 
 
 def bullheads(card: int) -> int:
     """Return the penalty points printed on ``card`` (1..104)."""
     if not 1 <= card <= HIGHEST_CARD:
         raise ValueError(f"6 nimmt! cards run from 1 to {HIGHEST_CARD}, not {card!r}")
-    repdigit = card >= 11 and card % 11 == 0 and card < 100
     if card == 55:
         return 7
-    if repdigit:
+    if card % 11 == 0 and card < 100:
         return 5
     if card % 10 == 0:
         return 3
@@ -23,3 +49,371 @@ def bullheads(card: int) -> int:
 
 BULLHEADS: tuple[int, ...] = (0, *(bullheads(c) for c in range(1, HIGHEST_CARD + 1)))
 """Bullheads indexed by card number (index 0 unused)."""
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("end_threshold", 66, "the game ends after a round in which a total reaches this",
+            minimum=1, maximum=10_000),
+    Setting("end_rule", "at_least", "whether a total must reach or exceed end_threshold",
+            choices=("at_least", "more_than")),
+    Setting("rounds", 0, "a fixed number of rounds; overrides end_threshold when above 0",
+            minimum=0, maximum=1000),
+    Setting("variant", "standard", "standard deal, or professional (drafted hands)",
+            choices=("standard", "professional")),
+    *COMMON_SETTINGS,
+)
+"""Every 6 nimmt! setting with its default."""
+
+
+class CardsRevealed(NamedTuple):
+    """Every seat's card of a trick, revealed together (by seat)."""
+
+    round: int
+    trick: int
+    plays: tuple[int, ...]
+
+
+class TrickResolved(NamedTuple):
+    """A trick placed: the row choice (if any), what each seat took, and the rows after."""
+
+    round: int
+    trick: int
+    plays: tuple[int, ...]
+    row_choice: tuple[Seat, int] | None
+    taken: tuple[tuple[int, ...], ...]
+    rows_after: tuple[tuple[int, ...], ...]
+
+
+class CardDrafted(NamedTuple):
+    """A seat took a card from the face-up draft pool (professional variant)."""
+
+    round: int
+    seat: Seat
+    card: int
+
+
+class RoundStarted(NamedTuple):
+    """A round's four starting rows are laid out (hands are private to their seats)."""
+
+    round: int
+    rows: tuple[tuple[int, ...], ...]
+
+
+class RoundEnded(NamedTuple):
+    """A round is over: bullheads taken this round and the running totals, by seat."""
+
+    round: int
+    penalties: tuple[int, ...]
+    totals: tuple[int, ...]
+
+
+class GameEnded(NamedTuple):
+    """The game is over: final totals and ranks (1 = best, ties share)."""
+
+    totals: tuple[int, ...]
+    ranks: tuple[int, ...]
+
+
+Event = CardsRevealed | TrickResolved | CardDrafted | RoundStarted | RoundEnded | GameEnded
+"""Every public event a 6 nimmt! state emits."""
+
+
+class Observation(NamedTuple):
+    """What one seat may know (RULES.md §4): its hand and every public fact."""
+
+    seat: Seat
+    round: int
+    trick: int
+    hand: tuple[int, ...]
+    rows: tuple[tuple[int, ...], ...]
+    piles: tuple[tuple[int, ...], ...]
+    """Cards each seat has taken this round."""
+    penalties: tuple[int, ...]
+    """Bullheads each seat has taken this round."""
+    totals: tuple[int, ...]
+    """Bullheads of the finished rounds, by seat."""
+    revealed: tuple[tuple[int, ...], ...]
+    """The plays (by seat) of each finished trick of this round."""
+    trick_plays: tuple[int, ...] | None
+    """This trick's revealed cards while a row choice is pending, else None."""
+    pool: tuple[int, ...]
+    """Cards still in the face-up draft pool (professional variant), else empty."""
+    decision: Decision | None
+
+
+class View(NamedTuple):
+    """What a seat-less spectator may know: only public facts."""
+
+    round: int
+    trick: int
+    rows: tuple[tuple[int, ...], ...]
+    piles: tuple[tuple[int, ...], ...]
+    penalties: tuple[int, ...]
+    totals: tuple[int, ...]
+    revealed: tuple[tuple[int, ...], ...]
+    trick_plays: tuple[int, ...] | None
+    pool: tuple[int, ...]
+    pending: tuple[tuple[Seat, DecisionKind], ...]
+
+
+_ROW_INDEXES: tuple[int, ...] = tuple(range(ROW_COUNT))
+
+
+class SixNimmtState:
+    """A 6 nimmt! match in progress: pending decisions in, public events out."""
+
+    game = GAME_ID
+
+    def __init__(self, seats: int, settings: Mapping[str, Any] | None = None, seed: int = 0):
+        check_seats(GAME_ID, seats, MIN_SEATS, MAX_SEATS)
+        self.settings: dict[str, SettingValue] = parse_settings(SETTINGS, settings)
+        self.seats = seats
+        self.seed = seed
+        self.professional = self.settings["variant"] == "professional"
+        self._threshold = int(self.settings["end_threshold"])
+        self._more_than = self.settings["end_rule"] == "more_than"
+        self._fixed_rounds = int(self.settings["rounds"])
+        self.round = -1
+        self.trick = 0
+        self.step = 0
+        """How many times answers have been applied; part of each default's seed."""
+        self.totals: tuple[int, ...] = (0,) * seats
+        self.hands: list[tuple[int, ...]] = []
+        self.rows: tuple[tuple[int, ...], ...] = ()
+        self.piles: list[tuple[int, ...]] = []
+        self.penalties: list[int] = []
+        self.revealed: tuple[tuple[int, ...], ...] = ()
+        self.pool: tuple[int, ...] = ()
+        self.trick_plays: tuple[int, ...] | None = None
+        self.pending: dict[Seat, Decision] = {}
+        self.over = False
+        self.rounds_log: list[dict[str, Any]] = []
+        """One replay ROUND record (REPLAY.md) per started round."""
+        self._draft_order: list[Seat] = []
+        self._start_round()
+
+    # -- the decision-point interface ---------------------------------------------------
+
+    def observation(self, seat: Seat) -> Observation:
+        """Return what ``seat`` may know now, including its pending decision if any."""
+        return Observation(seat, self.round, self.trick, self.hands[seat], self.rows,
+                           tuple(self.piles), tuple(self.penalties), self.totals,
+                           self.revealed, self.trick_plays, self.pool,
+                           self.pending.get(seat))
+
+    def view(self) -> View:
+        """Return the spectator's view: public facts only."""
+        return View(self.round, self.trick, self.rows, tuple(self.piles),
+                    tuple(self.penalties), self.totals, self.revealed, self.trick_plays,
+                    self.pool, tuple((s, d.kind) for s, d in self.pending.items()))
+
+    def validate(self, seat: Seat, action: Action) -> None:
+        """Raise IllegalActionError unless ``action`` answers ``seat``'s pending decision."""
+        decision = self.pending.get(seat)
+        if decision is None:
+            raise NotPendingError(seat, action, "this seat has no decision pending")
+        if action not in decision.legal or isinstance(action, bool):
+            raise IllegalActionError(seat, action, _why_illegal(decision, action))
+
+    def default_action(self, seat: Seat) -> Action:
+        """Return the action RULES.md §3 gives a seat that did not answer in time."""
+        decision = self.pending.get(seat)
+        if decision is None:
+            raise NotPendingError(seat, None, "this seat has no decision pending")
+        if decision.kind is DecisionKind.PLAY_CARD:
+            rng = random.Random(derive_seed(self.seed, "default", self.step, seat))
+            return rng.choice(decision.legal)
+        if decision.kind is DecisionKind.CHOOSE_ROW:
+            return min(_ROW_INDEXES, key=lambda r: (_row_cost(self.rows[r]),
+                                                    len(self.rows[r]), r))
+        return min(self.pool)
+
+    def apply(self, answers: Mapping[Seat, Action]) -> list[Event]:
+        """Apply one answer for every pending seat and return the events that followed.
+
+        Every answer is checked before anything changes: on an IllegalActionError the
+        state is exactly as it was.
+        """
+        pending = self.pending
+        if len(answers) != len(pending) or any(s not in answers for s in pending):
+            missing = sorted(set(pending) - set(answers))
+            extra = sorted(set(answers) - set(pending))
+            if extra:
+                raise NotPendingError(extra[0], answers[extra[0]],
+                                      "this seat has no decision pending")
+            raise IllegalActionError(missing[0], None, "an answer is required")
+        for seat, decision in pending.items():
+            action = answers[seat]
+            if action not in decision.legal or isinstance(action, bool):
+                raise IllegalActionError(seat, action, _why_illegal(decision, action))
+        self.step += 1
+        kind = next(iter(pending.values())).kind
+        if kind is DecisionKind.PLAY_CARD:
+            return self._play(answers)
+        if kind is DecisionKind.CHOOSE_ROW:
+            ((seat, row),) = answers.items()
+            assert self.trick_plays is not None
+            return self._resolve(self.trick_plays, (seat, int(row)))
+        ((seat, card),) = answers.items()
+        return self._draft(seat, int(card))
+
+    def result(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Return (totals, ranks) so far; final once ``over`` is true."""
+        return self.totals, competition_ranks(self.totals)
+
+    # -- rules ---------------------------------------------------------------------------
+
+    def _start_round(self) -> list[Event]:
+        self.round += 1
+        self.trick = 0
+        self.piles = [()] * self.seats
+        self.penalties = [0] * self.seats
+        self.revealed = ()
+        self.trick_plays = None
+        rng = random.Random(derive_seed(self.seed, "deal", self.round))
+        n = self.seats
+        record: dict[str, Any] = {"tricks": []}
+        self.rounds_log.append(record)
+        if self.professional:
+            self.pool = tuple(range(1, HAND_SIZE * n + ROW_COUNT + 1))
+            self.hands = [()] * n
+            first = self.round % n
+            self._draft_order = [(first + i) % n for i in range(HAND_SIZE * n)]
+            self._draft_order.reverse()
+            record["draft"] = []
+            self._ask_draft()
+            return []
+        cards = rng.sample(range(1, HIGHEST_CARD + 1), HAND_SIZE * n + ROW_COUNT)
+        self.hands = [tuple(sorted(cards[i * HAND_SIZE:(i + 1) * HAND_SIZE])) for i in range(n)]
+        self.rows = tuple((c,) for c in cards[HAND_SIZE * n:])
+        return self._begin_play(record)
+
+    def _begin_play(self, record: dict[str, Any]) -> list[Event]:
+        record["hands"] = [list(h) for h in self.hands]
+        record["rows"] = [list(r) for r in self.rows]
+        self._ask_play()
+        return [RoundStarted(self.round, self.rows)]
+
+    def _ask_draft(self) -> None:
+        seat = self._draft_order[-1]
+        self.pending = {seat: Decision(seat, DecisionKind.DRAFT_CARD, self.pool)}
+
+    def _ask_play(self) -> None:
+        kind = DecisionKind.PLAY_CARD
+        self.pending = {s: Decision(s, kind, hand) for s, hand in enumerate(self.hands)}
+
+    def _draft(self, seat: Seat, card: int) -> list[Event]:
+        self._draft_order.pop()
+        self.pool = tuple(c for c in self.pool if c != card)
+        self.hands[seat] = tuple(sorted((*self.hands[seat], card)))
+        record = self.rounds_log[-1]
+        record["draft"].append({"seat": seat, "card": card})
+        events: list[Event] = [CardDrafted(self.round, seat, card)]
+        if self._draft_order:
+            self._ask_draft()
+            return events
+        self.rows = tuple((c,) for c in self.pool)
+        self.pool = ()
+        events.extend(self._begin_play(record))
+        return events
+
+    def _play(self, answers: Mapping[Seat, Action]) -> list[Event]:
+        hands = self.hands
+        plays = tuple(int(answers[s]) for s in range(self.seats))
+        for seat, card in enumerate(plays):
+            hand = hands[seat]
+            i = hand.index(card)
+            hands[seat] = hand[:i] + hand[i + 1:]
+        revealed = CardsRevealed(self.round, self.trick, plays)
+        low = min(plays)
+        if all(low < row[-1] for row in self.rows):
+            seat = plays.index(low)
+            self.trick_plays = plays
+            self.pending = {seat: Decision(seat, DecisionKind.CHOOSE_ROW, _ROW_INDEXES)}
+            return [revealed]
+        events: list[Event] = [revealed]
+        events.extend(self._resolve(plays, None))
+        return events
+
+    def _resolve(self, plays: tuple[int, ...], choice: tuple[Seat, int] | None) -> list[Event]:
+        rows = list(self.rows)
+        taken: list[tuple[int, ...]] = [()] * self.seats
+        for card in sorted(plays):
+            seat = plays.index(card)
+            best = -1
+            best_end = 0
+            for r in _ROW_INDEXES:
+                end = rows[r][-1]
+                if best_end < end < card:
+                    best, best_end = r, end
+            if best < 0:
+                assert choice is not None and choice[0] == seat
+                best = choice[1]
+            elif len(rows[best]) < ROW_LIMIT:
+                rows[best] = (*rows[best], card)
+                continue
+            taken[seat] = rows[best]
+            rows[best] = (card,)
+        self.rows = tuple(rows)
+        for seat, cards in enumerate(taken):
+            if cards:
+                self.piles[seat] = self.piles[seat] + cards
+                self.penalties[seat] += _row_cost(cards)
+        taken_t = tuple(taken)
+        self.rounds_log[-1]["tricks"].append({
+            "plays": list(plays),
+            "row_choice": None if choice is None else {"seat": choice[0], "row": choice[1]},
+            "taken": [list(t) for t in taken_t],
+            "rows_after": [list(r) for r in self.rows],
+        })
+        events: list[Event] = [
+            TrickResolved(self.round, self.trick, plays, choice, taken_t, self.rows)
+        ]
+        self.revealed = (*self.revealed, plays)
+        self.trick_plays = None
+        self.trick += 1
+        if self.trick < HAND_SIZE:
+            self._ask_play()
+            return events
+        events.extend(self._end_round())
+        return events
+
+    def _end_round(self) -> list[Event]:
+        penalties = tuple(self.penalties)
+        self.totals = tuple(t + p for t, p in zip(self.totals, penalties, strict=True))
+        self.rounds_log[-1]["penalties"] = list(penalties)
+        events: list[Event] = [RoundEnded(self.round, penalties, self.totals)]
+        if self._game_ends():
+            self.over = True
+            self.pending = {}
+            events.append(GameEnded(*self.result()))
+            return events
+        events.extend(self._start_round())
+        return events
+
+    def _game_ends(self) -> bool:
+        if self._fixed_rounds:
+            return self.round + 1 >= self._fixed_rounds
+        top = max(self.totals)
+        return top > self._threshold if self._more_than else top >= self._threshold
+
+
+def _row_cost(cards: tuple[int, ...]) -> int:
+    return sum(BULLHEADS[c] for c in cards)
+
+
+def _why_illegal(decision: Decision, action: object) -> str:
+    if decision.kind is DecisionKind.CHOOSE_ROW:
+        return f"a row choice must be a row index 0..{ROW_COUNT - 1}"
+    if decision.kind is DecisionKind.DRAFT_CARD:
+        return "that card is not in the draft pool"
+    return f"that card is not in the hand {list(decision.legal)}"
+
+
+def new_state(seats: int, settings: Mapping[str, Any] | None = None,
+              seed: int = 0) -> SixNimmtState:
+    """Start a 6 nimmt! match; raises SettingsError for settings the rules do not allow."""
+    return SixNimmtState(seats, settings, seed)
+
+
+__all__ = ["BULLHEADS", "SETTINGS", "Observation", "SettingsError", "SixNimmtState", "View",
+           "bullheads", "new_state"]

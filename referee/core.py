@@ -1,0 +1,74 @@
+"""The decision-point interface shared by every game.
+
+A game state says which seats must decide now (one seat, or several at once for a
+simultaneous decision) and what each may do; the caller answers, and ``apply`` returns the
+public events that followed. Time, network and storage never enter here.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple, TypeAlias
+
+Seat: TypeAlias = int
+"""A seat index, 0-based in seating order."""
+
+Action: TypeAlias = int | str
+"""An answer to a decision: a card, a row index, or a word such as ``"take"``."""
+
+
+class DecisionKind(enum.StrEnum):
+    """The kinds of decision a seat can be asked for."""
+
+    PLAY_CARD = "PLAY_CARD"
+    CHOOSE_ROW = "CHOOSE_ROW"
+    DRAFT_CARD = "DRAFT_CARD"
+    TAKE_OR_PASS = "TAKE_OR_PASS"
+    REVEAL_HIDDEN_CARD = "REVEAL_HIDDEN_CARD"
+
+
+class Decision(NamedTuple):
+    """A decision one seat must make now, with every action it may answer."""
+
+    seat: Seat
+    kind: DecisionKind
+    legal: tuple[Action, ...]
+
+
+class RefereeError(ValueError):
+    """Base of every error the referee raises about its input."""
+
+
+class SettingsError(RefereeError):
+    """A match setting (or the seat count) is outside what the rules allow."""
+
+
+class IllegalActionError(RefereeError):
+    """An answer is well formed but not allowed now; the state is left unchanged."""
+
+    def __init__(self, seat: Seat, action: object, reason: str) -> None:
+        super().__init__(f"seat {seat}: {action!r} is not allowed: {reason}")
+        self.seat = seat
+        self.action = action
+        self.reason = reason
+
+
+class NotPendingError(IllegalActionError):
+    """An answer came from a seat that has no decision pending."""
+
+
+def derive_seed(seed: int, *parts: object) -> int:
+    """Derive an independent 64-bit seed from a root seed and a path such as ("deal", 2)."""
+    text = ":".join([str(seed), *(str(p) for p in parts)])
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+
+
+def competition_ranks(totals: Sequence[int]) -> tuple[int, ...]:
+    """Rank seats by total, lower is better; equal totals share a place (1, 1, 3)."""
+    return tuple(1 + sum(1 for other in totals if other < own) for own in totals)
+
+
+AnswerMap: TypeAlias = Mapping[Seat, Action]
+"""Answers by seat for every pending decision."""
