@@ -179,15 +179,16 @@ class SixNimmtState:
         self.totals: tuple[int, ...] = (0,) * seats
         self.hands: list[tuple[int, ...]] = []
         self.rows: tuple[tuple[int, ...], ...] = ()
-        self.piles: list[tuple[int, ...]] = []
-        self.penalties: list[int] = []
+        self.piles: tuple[tuple[int, ...], ...] = ()
+        self.penalties: tuple[int, ...] = ()
         self.revealed: tuple[tuple[int, ...], ...] = ()
         self.pool: tuple[int, ...] = ()
         self.trick_plays: tuple[int, ...] | None = None
         self.pending: dict[Seat, Decision] = {}
         self.over = False
         self.rounds_log: list[dict[str, Any]] = []
-        """One replay ROUND record (REPLAY.md) per started round."""
+        """One record per started round; ``replay_rounds`` turns them into REPLAY.md form."""
+        self._tricks: list[TrickResolved] = []
         self._draft_order: list[Seat] = []
         self._start_round()
 
@@ -196,15 +197,14 @@ class SixNimmtState:
     def observation(self, seat: Seat) -> Observation:
         """Return what ``seat`` may know now, including its pending decision if any."""
         return Observation(seat, self.round, self.trick, self.hands[seat], self.rows,
-                           tuple(self.piles), tuple(self.penalties), self.totals,
-                           self.revealed, self.trick_plays, self.pool,
-                           self.pending.get(seat))
+                           self.piles, self.penalties, self.totals, self.revealed,
+                           self.trick_plays, self.pool, self.pending.get(seat))
 
     def view(self) -> View:
         """Return the spectator's view: public facts only."""
-        return View(self.round, self.trick, self.rows, tuple(self.piles),
-                    tuple(self.penalties), self.totals, self.revealed, self.trick_plays,
-                    self.pool, tuple((s, d.kind) for s, d in self.pending.items()))
+        return View(self.round, self.trick, self.rows, self.piles, self.penalties, self.totals,
+                    self.revealed, self.trick_plays, self.pool,
+                    tuple((s, d.kind) for s, d in self.pending.items()))
 
     def validate(self, seat: Seat, action: Action) -> None:
         """Raise IllegalActionError unless ``action`` answers ``seat``'s pending decision."""
@@ -234,16 +234,11 @@ class SixNimmtState:
         state is exactly as it was.
         """
         pending = self.pending
-        if len(answers) != len(pending) or any(s not in answers for s in pending):
-            missing = sorted(set(pending) - set(answers))
-            extra = sorted(set(answers) - set(pending))
-            if extra:
-                raise NotPendingError(extra[0], answers[extra[0]],
-                                      "this seat has no decision pending")
-            raise IllegalActionError(missing[0], None, "an answer is required")
+        if answers.keys() != pending.keys():
+            self._explain_missing(answers)
         for seat, decision in pending.items():
             action = answers[seat]
-            if action not in decision.legal or isinstance(action, bool):
+            if action not in decision.legal or action.__class__ is bool:
                 raise IllegalActionError(seat, action, _why_illegal(decision, action))
         self.step += 1
         kind = next(iter(pending.values())).kind
@@ -256,6 +251,27 @@ class SixNimmtState:
         ((seat, card),) = answers.items()
         return self._draft(seat, int(card))
 
+    def _explain_missing(self, answers: Mapping[Seat, Action]) -> None:
+        extra = sorted(set(answers) - set(self.pending))
+        if extra:
+            raise NotPendingError(extra[0], answers[extra[0]], "this seat has no decision pending")
+        missing = sorted(set(self.pending) - set(answers))
+        raise IllegalActionError(missing[0], None, "an answer is required")
+
+    def replay_rounds(self) -> list[dict[str, Any]]:
+        """Return every round so far as a REPLAY.md ROUND record (plain JSON values)."""
+        out = []
+        for record in self.rounds_log:
+            tricks = [{
+                "plays": list(t.plays),
+                "row_choice": (None if t.row_choice is None
+                               else {"seat": t.row_choice[0], "row": t.row_choice[1]}),
+                "taken": [list(c) for c in t.taken],
+                "rows_after": [list(r) for r in t.rows_after],
+            } for t in record["tricks"]]
+            out.append({**record, "tricks": tricks})
+        return out
+
     def result(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Return (totals, ranks) so far; final once ``over`` is true."""
         return self.totals, competition_ranks(self.totals)
@@ -265,13 +281,14 @@ class SixNimmtState:
     def _start_round(self) -> list[Event]:
         self.round += 1
         self.trick = 0
-        self.piles = [()] * self.seats
-        self.penalties = [0] * self.seats
+        self.piles = ((),) * self.seats
+        self.penalties = (0,) * self.seats
         self.revealed = ()
         self.trick_plays = None
         rng = random.Random(derive_seed(self.seed, "deal", self.round))
         n = self.seats
-        record: dict[str, Any] = {"tricks": []}
+        self._tricks = []
+        record: dict[str, Any] = {"tricks": self._tricks}
         self.rounds_log.append(record)
         if self.professional:
             self.pool = tuple(range(1, HAND_SIZE * n + ROW_COUNT + 1))
@@ -318,14 +335,14 @@ class SixNimmtState:
 
     def _play(self, answers: Mapping[Seat, Action]) -> list[Event]:
         hands = self.hands
-        plays = tuple(int(answers[s]) for s in range(self.seats))
+        plays = tuple([int(answers[s]) for s in range(self.seats)])
         for seat, card in enumerate(plays):
             hand = hands[seat]
             i = hand.index(card)
             hands[seat] = hand[:i] + hand[i + 1:]
         revealed = CardsRevealed(self.round, self.trick, plays)
         low = min(plays)
-        if all(low < row[-1] for row in self.rows):
+        if low < min([row[-1] for row in self.rows]):
             seat = plays.index(low)
             self.trick_plays = plays
             self.pending = {seat: Decision(seat, DecisionKind.CHOOSE_ROW, _ROW_INDEXES)}
@@ -336,38 +353,38 @@ class SixNimmtState:
 
     def _resolve(self, plays: tuple[int, ...], choice: tuple[Seat, int] | None) -> list[Event]:
         rows = list(self.rows)
-        taken: list[tuple[int, ...]] = [()] * self.seats
+        ends = [row[-1] for row in rows]
+        taken: list[tuple[int, ...]] | None = None
         for card in sorted(plays):
-            seat = plays.index(card)
             best = -1
             best_end = 0
-            for r in _ROW_INDEXES:
-                end = rows[r][-1]
+            for r, end in enumerate(ends):
                 if best_end < end < card:
                     best, best_end = r, end
             if best < 0:
-                assert choice is not None and choice[0] == seat
+                assert choice is not None
                 best = choice[1]
             elif len(rows[best]) < ROW_LIMIT:
-                rows[best] = (*rows[best], card)
+                rows[best] += (card,)
+                ends[best] = card
                 continue
+            ends[best] = card
+            seat = plays.index(card)
+            if taken is None:
+                taken = [()] * self.seats
             taken[seat] = rows[best]
             rows[best] = (card,)
-        self.rows = tuple(rows)
-        for seat, cards in enumerate(taken):
-            if cards:
-                self.piles[seat] = self.piles[seat] + cards
-                self.penalties[seat] += _row_cost(cards)
-        taken_t = tuple(taken)
-        self.rounds_log[-1]["tricks"].append({
-            "plays": list(plays),
-            "row_choice": None if choice is None else {"seat": choice[0], "row": choice[1]},
-            "taken": [list(t) for t in taken_t],
-            "rows_after": [list(r) for r in self.rows],
-        })
-        events: list[Event] = [
-            TrickResolved(self.round, self.trick, plays, choice, taken_t, self.rows)
-        ]
+        self.rows = rows_after = tuple(rows)
+        if taken is None:
+            taken_t: tuple[tuple[int, ...], ...] = ((),) * self.seats
+        else:
+            taken_t = tuple(taken)
+            self.piles = tuple([p + t for p, t in zip(self.piles, taken_t, strict=True)])
+            self.penalties = tuple([p + _row_cost(t) if t else p for p, t in
+                                    zip(self.penalties, taken_t, strict=True)])
+        resolved = TrickResolved(self.round, self.trick, plays, choice, taken_t, rows_after)
+        self._tricks.append(resolved)
+        events: list[Event] = [resolved]
         self.revealed = (*self.revealed, plays)
         self.trick_plays = None
         self.trick += 1
@@ -398,7 +415,7 @@ class SixNimmtState:
 
 
 def _row_cost(cards: tuple[int, ...]) -> int:
-    return sum(BULLHEADS[c] for c in cards)
+    return sum([BULLHEADS[c] for c in cards])
 
 
 def _why_illegal(decision: Decision, action: object) -> str:
