@@ -55,6 +55,10 @@ class IllegalActionError(RefereeError):
         self.reason = reason
 
 
+class MalformedActionError(IllegalActionError):
+    """An answer is not even of the right type for its decision (say, a word for a card)."""
+
+
 class NotPendingError(IllegalActionError):
     """An answer came from a seat that has no decision pending."""
 

@@ -16,6 +16,7 @@ from referee.core import (
     Decision,
     DecisionKind,
     IllegalActionError,
+    MalformedActionError,
     NotPendingError,
     Seat,
     SettingsError,
@@ -156,6 +157,8 @@ class View(NamedTuple):
 
 
 _ROW_INDEXES: tuple[int, ...] = tuple(range(ROW_COUNT))
+_new = tuple.__new__
+"""Builds a NamedTuple from a ready tuple, skipping its Python-level ``__new__`` (hot path)."""
 
 
 class SixNimmtState:
@@ -185,6 +188,8 @@ class SixNimmtState:
         self.pool: tuple[int, ...] = ()
         self.trick_plays: tuple[int, ...] | None = None
         self.pending: dict[Seat, Decision] = {}
+        self._kind = DecisionKind.PLAY_CARD
+        self._seat_range = range(seats)
         self.over = False
         self.rounds_log: list[dict[str, Any]] = []
         """One record per started round; ``replay_rounds`` turns them into REPLAY.md form."""
@@ -196,9 +201,9 @@ class SixNimmtState:
 
     def observation(self, seat: Seat) -> Observation:
         """Return what ``seat`` may know now, including its pending decision if any."""
-        return Observation(seat, self.round, self.trick, self.hands[seat], self.rows,
-                           self.piles, self.penalties, self.totals, self.revealed,
-                           self.trick_plays, self.pool, self.pending.get(seat))
+        return _new(Observation, (seat, self.round, self.trick, self.hands[seat], self.rows,
+                                  self.piles, self.penalties, self.totals, self.revealed,
+                                  self.trick_plays, self.pool, self.pending.get(seat)))
 
     def view(self) -> View:
         """Return the spectator's view: public facts only."""
@@ -211,7 +216,9 @@ class SixNimmtState:
         decision = self.pending.get(seat)
         if decision is None:
             raise NotPendingError(seat, action, "this seat has no decision pending")
-        if action not in decision.legal or isinstance(action, bool):
+        if action.__class__ is not int:
+            raise MalformedActionError(seat, action, f"{decision.kind} takes an integer")
+        if action not in decision.legal:
             raise IllegalActionError(seat, action, _why_illegal(decision, action))
 
     def default_action(self, seat: Seat) -> Action:
@@ -236,20 +243,25 @@ class SixNimmtState:
         pending = self.pending
         if answers.keys() != pending.keys():
             self._explain_missing(answers)
-        for seat, decision in pending.items():
-            action = answers[seat]
-            if action not in decision.legal or action.__class__ is bool:
-                raise IllegalActionError(seat, action, _why_illegal(decision, action))
-        self.step += 1
-        kind = next(iter(pending.values())).kind
+        kind = self._kind
         if kind is DecisionKind.PLAY_CARD:
-            return self._play(answers)
+            hands = self.hands
+            plays = []
+            for seat in self._seat_range:
+                card = answers[seat]
+                if card.__class__ is not int or card not in hands[seat]:
+                    self.validate(seat, card)
+                plays.append(card)
+            self.step += 1
+            return self._play(tuple(plays))  # type: ignore[arg-type]
+        ((seat, answer),) = answers.items()
+        if answer.__class__ is not int or answer not in pending[seat].legal:
+            self.validate(seat, answer)
+        self.step += 1
         if kind is DecisionKind.CHOOSE_ROW:
-            ((seat, row),) = answers.items()
             assert self.trick_plays is not None
-            return self._resolve(self.trick_plays, (seat, int(row)))
-        ((seat, card),) = answers.items()
-        return self._draft(seat, int(card))
+            return self._resolve(self.trick_plays, (seat, int(answer)), [])
+        return self._draft(seat, int(answer))
 
     def _explain_missing(self, answers: Mapping[Seat, Action]) -> None:
         extra = sorted(set(answers) - set(self.pending))
@@ -269,8 +281,13 @@ class SixNimmtState:
                 "taken": [list(c) for c in t.taken],
                 "rows_after": [list(r) for r in t.rows_after],
             } for t in record["tricks"]]
-            out.append({**record, "tricks": tricks})
+            out.append({**record, "hands": [list(h) for h in record.get("hands", ())],
+                        "rows": [list(r) for r in record.get("rows", ())], "tricks": tricks})
         return out
+
+    def round_scores(self) -> list[tuple[int, ...]]:
+        """Bullheads taken in each finished round, by seat."""
+        return [tuple(r["penalties"]) for r in self.rounds_log if "penalties" in r]
 
     def result(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Return (totals, ranks) so far; final once ``over`` is true."""
@@ -293,6 +310,7 @@ class SixNimmtState:
         if self.professional:
             self.pool = tuple(range(1, HAND_SIZE * n + ROW_COUNT + 1))
             self.hands = [()] * n
+            self.rows = ()
             first = self.round % n
             self._draft_order = [(first + i) % n for i in range(HAND_SIZE * n)]
             self._draft_order.reverse()
@@ -305,18 +323,19 @@ class SixNimmtState:
         return self._begin_play(record)
 
     def _begin_play(self, record: dict[str, Any]) -> list[Event]:
-        record["hands"] = [list(h) for h in self.hands]
-        record["rows"] = [list(r) for r in self.rows]
+        record["hands"] = tuple(self.hands)
+        record["rows"] = self.rows
         self._ask_play()
         return [RoundStarted(self.round, self.rows)]
 
     def _ask_draft(self) -> None:
         seat = self._draft_order[-1]
+        self._kind = DecisionKind.DRAFT_CARD
         self.pending = {seat: Decision(seat, DecisionKind.DRAFT_CARD, self.pool)}
 
     def _ask_play(self) -> None:
-        kind = DecisionKind.PLAY_CARD
-        self.pending = {s: Decision(s, kind, hand) for s, hand in enumerate(self.hands)}
+        kind = self._kind = DecisionKind.PLAY_CARD
+        self.pending = {s: _new(Decision, (s, kind, self.hands[s])) for s in self._seat_range}
 
     def _draft(self, seat: Seat, card: int) -> list[Event]:
         self._draft_order.pop()
@@ -333,25 +352,24 @@ class SixNimmtState:
         events.extend(self._begin_play(record))
         return events
 
-    def _play(self, answers: Mapping[Seat, Action]) -> list[Event]:
+    def _play(self, plays: tuple[int, ...]) -> list[Event]:
         hands = self.hands
-        plays = tuple([int(answers[s]) for s in range(self.seats)])
         for seat, card in enumerate(plays):
             hand = hands[seat]
             i = hand.index(card)
             hands[seat] = hand[:i] + hand[i + 1:]
-        revealed = CardsRevealed(self.round, self.trick, plays)
+        events: list[Event] = [_new(CardsRevealed, (self.round, self.trick, plays))]
         low = min(plays)
         if low < min([row[-1] for row in self.rows]):
             seat = plays.index(low)
             self.trick_plays = plays
-            self.pending = {seat: Decision(seat, DecisionKind.CHOOSE_ROW, _ROW_INDEXES)}
-            return [revealed]
-        events: list[Event] = [revealed]
-        events.extend(self._resolve(plays, None))
-        return events
+            self._kind = DecisionKind.CHOOSE_ROW
+            self.pending = {seat: _new(Decision, (seat, DecisionKind.CHOOSE_ROW, _ROW_INDEXES))}
+            return events
+        return self._resolve(plays, None, events)
 
-    def _resolve(self, plays: tuple[int, ...], choice: tuple[Seat, int] | None) -> list[Event]:
+    def _resolve(self, plays: tuple[int, ...], choice: tuple[Seat, int] | None,
+                 events: list[Event]) -> list[Event]:
         rows = list(self.rows)
         ends = [row[-1] for row in rows]
         taken: list[tuple[int, ...]] | None = None
@@ -382,9 +400,10 @@ class SixNimmtState:
             self.piles = tuple([p + t for p, t in zip(self.piles, taken_t, strict=True)])
             self.penalties = tuple([p + _row_cost(t) if t else p for p, t in
                                     zip(self.penalties, taken_t, strict=True)])
-        resolved = TrickResolved(self.round, self.trick, plays, choice, taken_t, rows_after)
+        resolved = _new(TrickResolved, (self.round, self.trick, plays, choice, taken_t,
+                                        rows_after))
         self._tricks.append(resolved)
-        events: list[Event] = [resolved]
+        events.append(resolved)
         self.revealed = (*self.revealed, plays)
         self.trick_plays = None
         self.trick += 1

@@ -1,19 +1,109 @@
-"""The ``bullring`` command line."""
+"""The ``bullring`` command line: the arena, replays, and (later) the server."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from referee.core import RefereeError
+
+
+def _settings(pairs: Sequence[str]) -> dict[str, str]:
+    settings: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"bullring: --setting wants KEY=VALUE, not {pair!r}")
+        settings[key] = value
+    return settings
+
+
+def _arena(args: argparse.Namespace) -> int:
+    from client_sdk import arena
+    from client_sdk.house import UnknownBotError
+
+    bots = tuple(b.strip() for b in args.bots.split(",") if b.strip())
+    config = arena.ArenaConfig(args.game, bots, args.games, args.seed,
+                               _settings(args.setting), args.replays)
+    try:
+        from referee.registry import get_game
+
+        spec = get_game(args.game)
+        spec.new_state(len(bots), config.settings, 0)
+        show = sys.stderr.isatty() and args.games >= 100
+        outcomes = arena.run(config, args.workers, arena.progress_bar() if show else None)
+    except (RefereeError, UnknownBotError) as exc:
+        print(f"bullring arena: {exc}", file=sys.stderr)
+        return 2
+    table = arena.standings(outcomes)
+    score_name = "penalty/round ± 95%" if spec.id == "six_nimmt" else "score/round ± 95%"
+    if args.json:
+        print(json.dumps([s.__dict__ if hasattr(s, "__dict__") else
+                          {k: getattr(s, k) for k in s.__slots__} for s in table], indent=2))
+    else:
+        print(f"{spec.title} — {args.games} games, seed {args.seed}, seats: {', '.join(bots)}")
+        print(arena.format_table(table, score_name))
+    return 0
+
+
+def _replay_verify(args: argparse.Namespace) -> int:
+    from referee import replay
+
+    failures = checked = 0
+    for path in args.paths:
+        files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl")) \
+            if path.is_dir() else [path]
+        for file in files:
+            try:
+                replays = replay.loads(file.read_text(encoding="utf-8"),
+                                       lines=file.suffix == ".jsonl")
+            except (OSError, RefereeError) as exc:
+                print(f"{file}: {exc}")
+                failures += 1
+                continue
+            for number, one in enumerate(replays, 1):
+                name = f"{file}:{number}" if file.suffix == ".jsonl" else str(file)
+                checked += 1
+                try:
+                    replay.verify(one)
+                except RefereeError as exc:
+                    failures += 1
+                    print(f"{name}: MISMATCH {exc}")
+    print(f"{checked} replays checked, {checked - failures} verified, {failures} failed")
+    return 1 if failures or not checked else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser of every ``bullring`` subcommand."""
+    parser = argparse.ArgumentParser(prog="bullring", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    arena = commands.add_parser("arena", help="play many local games between house bots")
+    arena.add_argument("--game", required=True, help="six_nimmt or no_thanks (or id/version)")
+    arena.add_argument("--bots", required=True, help="bot names in seat order, comma separated")
+    arena.add_argument("--games", type=int, default=100)
+    arena.add_argument("--seed", type=int, default=0)
+    arena.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE")
+    arena.add_argument("--replays", type=Path, metavar="DIR", help="write one replay per game")
+    arena.add_argument("--workers", type=int, default=1, help="worker processes")
+    arena.add_argument("--json", action="store_true", help="print the table as JSON")
+    arena.set_defaults(run=_arena)
+
+    replay = commands.add_parser("replay", help="work with replay files")
+    replay_commands = replay.add_subparsers(dest="replay_command", required=True)
+    verify = replay_commands.add_parser("verify", help="replay files through the engine")
+    verify.add_argument("paths", nargs="+", type=Path, metavar="FILE|DIR")
+    verify.set_defaults(run=_replay_verify)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``bullring`` command and return its exit status."""
-    parser = argparse.ArgumentParser(prog="bullring", description=__doc__)
-    parser.add_subparsers(dest="command")
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-    return 0
+    args = build_parser().parse_args(argv)
+    return int(args.run(args))
 
 
 if __name__ == "__main__":

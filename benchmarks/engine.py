@@ -1,0 +1,50 @@
+"""Full 6 nimmt! games per second through the arena's path, beside a bare list-based loop.
+
+Run: python benchmarks/engine.py [--games N]
+Both are measured in the same run, alternating, on one core; the ratio is the figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bare_loop import bare_game
+
+from client_sdk.arena import ArenaConfig, play_one
+
+
+def rate(play: object, games: int) -> float:
+    """Games per second of ``play(i)`` for i in range(games)."""
+    assert callable(play)
+    start = time.perf_counter()
+    for i in range(games):
+        play(i)
+    return games / (time.perf_counter() - start)
+
+
+def main() -> None:
+    """Print games/s for the engine and the bare loop at 4 and 5 seats, and their ratio."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--games", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    print(f"$ python benchmarks/engine.py --games {args.games} --repeats {args.repeats}")
+    print(f"{'seats':>5} {'engine games/s':>15} {'bare loop games/s':>18} {'ratio':>6}")
+    for seats in (4, 5):
+        config = ArenaConfig("six_nimmt", ("random",) * seats, args.games, seed=seats)
+        best_engine = best_bare = 0.0
+        for _ in range(args.repeats):
+            best_engine = max(best_engine, rate(lambda i, c=config: play_one(c, i), args.games))
+            best_bare = max(best_bare, rate(lambda i, s=seats: bare_game(s, i), args.games))
+        print(f"{seats:>5} {best_engine:>15.0f} {best_bare:>18.0f} "
+              f"{best_engine / best_bare:>6.2f}")
+
+
+if __name__ == "__main__":
+    main()

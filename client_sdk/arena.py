@@ -1,0 +1,176 @@
+"""The local arena: many full games in-process, the same engine and observations as the server.
+
+Game ``i`` of a run with root seed ``S`` is seeded from ``(S, i)`` alone and seats its bots
+rotated by ``i``, so results do not depend on how games are spread over worker processes.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from client_sdk.bot import Bot
+from client_sdk.house import house_bot
+from referee.core import derive_seed
+from referee.registry import GameState, get_game
+from referee.replay import answer_event, build_replay, dumps
+
+
+@dataclass(frozen=True, slots=True)
+class GameOutcome:
+    """One finished arena game: who sat where, and what each seat scored."""
+
+    index: int
+    bots: tuple[str, ...]
+    """Bot name by seat."""
+    totals: tuple[int, ...]
+    ranks: tuple[int, ...]
+    round_scores: tuple[tuple[int, ...], ...]
+    """Per round, each seat's penalty (6 nimmt!) or score (No Thanks!)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArenaConfig:
+    """What an arena run plays: the game, the bots in seat order, the settings and seed."""
+
+    game: str
+    bots: tuple[str, ...]
+    games: int
+    seed: int = 0
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    replays: Path | None = None
+
+
+def seating(bots: Sequence[str], index: int) -> tuple[str, ...]:
+    """Bot names by seat for game ``index``: the lineup rotated by one seat per game."""
+    n = len(bots)
+    return tuple(bots[(seat + index) % n] for seat in range(n))
+
+
+def play_game(state: GameState, players: Sequence[Bot],
+              log: list[dict[str, Any]] | None = None) -> GameState:
+    """Play ``state`` to its end, asking ``players[seat]`` for every decision."""
+    observe = state.observation
+    apply = state.apply
+    while not state.over:
+        answers = {seat: players[seat].decide(observe(seat)) for seat in state.pending}
+        if log is not None:
+            log.extend(answer_event(state, s, a) for s, a in answers.items())
+        apply(answers)
+    return state
+
+
+def play_one(config: ArenaConfig, index: int) -> GameOutcome:
+    """Play game ``index`` of ``config`` and return its outcome (writing its replay if asked)."""
+    spec = get_game(config.game)
+    names = seating(config.bots, index)
+    game_seed = derive_seed(config.seed, "game", index)
+    state = spec.new_state(len(names), config.settings, game_seed)
+    players = [house_bot(name, spec.id, derive_seed(config.seed, "bot", index, seat))
+               for seat, name in enumerate(names)]
+    log: list[dict[str, Any]] | None = [] if config.replays is not None else None
+    play_game(state, players, log)
+    totals, ranks = state.result()
+    if config.replays is not None and log is not None:
+        replay = build_replay(state, match_id=f"arena-{config.seed}-{index:06d}",
+                              seat_names=names, events=log)
+        config.replays.mkdir(parents=True, exist_ok=True)
+        (config.replays / f"{replay['match_id']}.json").write_text(dumps(replay))
+    return GameOutcome(index, names, totals, ranks, _round_scores(state))
+
+
+def _round_scores(state: GameState) -> tuple[tuple[int, ...], ...]:
+    return tuple(state.round_scores())
+
+
+def _play_range(args: tuple[ArenaConfig, int, int]) -> list[GameOutcome]:
+    config, start, stop = args
+    return [play_one(config, i) for i in range(start, stop)]
+
+
+def run(config: ArenaConfig, workers: int = 1,
+        progress: Callable[[int, int], None] | None = None) -> list[GameOutcome]:
+    """Play every game of ``config``, over ``workers`` processes; outcomes in game order."""
+    spec = get_game(config.game)
+    for name in config.bots:
+        house_bot(name, spec.id)
+    chunk = max(1, min(250, config.games // (workers * 8) or 1))
+    ranges = [(config, s, min(s + chunk, config.games)) for s in range(0, config.games, chunk)]
+    outcomes: list[GameOutcome] = []
+    if workers <= 1:
+        batches: Iterable[list[GameOutcome]] = map(_play_range, ranges)
+        for batch in batches:
+            outcomes.extend(batch)
+            if progress:
+                progress(len(outcomes), config.games)
+        return outcomes
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        for batch in pool.imap(_play_range, ranges):
+            outcomes.extend(batch)
+            if progress:
+                progress(len(outcomes), config.games)
+    return outcomes
+
+
+@dataclass(frozen=True, slots=True)
+class BotStanding:
+    """One bot's results over an arena run."""
+
+    bot: str
+    games: int
+    win_share: float
+    """Wins over games, a tie for first split between the tied seats."""
+    mean_round_score: float
+    ci95: float
+    """Half-width of the 95% interval of ``mean_round_score``."""
+    mean_rank: float
+
+
+def standings(outcomes: Sequence[GameOutcome]) -> list[BotStanding]:
+    """Aggregate outcomes per bot name, best win share first."""
+    wins: dict[str, float] = {}
+    games: dict[str, int] = {}
+    ranks: dict[str, int] = {}
+    scores: dict[str, list[int]] = {}
+    for outcome in outcomes:
+        winners = outcome.ranks.count(1)
+        for seat, bot in enumerate(outcome.bots):
+            games[bot] = games.get(bot, 0) + 1
+            ranks[bot] = ranks.get(bot, 0) + outcome.ranks[seat]
+            wins[bot] = wins.get(bot, 0.0) + (1 / winners if outcome.ranks[seat] == 1 else 0)
+            scores.setdefault(bot, []).extend(r[seat] for r in outcome.round_scores)
+    table = []
+    for bot, n in games.items():
+        values = scores[bot]
+        mean = sum(values) / len(values)
+        var = sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1)
+        table.append(BotStanding(bot, n, wins[bot] / n, mean,
+                                 1.96 * math.sqrt(var / len(values)), ranks[bot] / n))
+    return sorted(table, key=lambda s: (-s.win_share, s.mean_rank, s.bot))
+
+
+def format_table(table: Sequence[BotStanding], score_name: str) -> str:
+    """Return the standings as an aligned text table."""
+    header = f"{'bot':<14}{'games':>7}{'win share':>11}{score_name:>24}{'mean rank':>11}"
+    lines = [header, "-" * len(header)]
+    for s in table:
+        score = f"{s.mean_round_score:.2f} ± {s.ci95:.2f}"
+        lines.append(f"{s.bot:<14}{s.games:>7}{s.win_share:>10.1%}{score:>24}"
+                     f"{s.mean_rank:>11.2f}")
+    return "\n".join(lines)
+
+
+def progress_bar(stream: TextIO = sys.stderr) -> Callable[[int, int], None]:
+    """Return a callback drawing a one-line progress bar on ``stream``."""
+    def draw(done: int, total: int) -> None:
+        filled = int(30 * done / total)
+        stream.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} games")
+        if done == total:
+            stream.write("\n")
+        stream.flush()
+    return draw
