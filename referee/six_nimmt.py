@@ -8,6 +8,7 @@ lowest first. A card lower than every row end makes its seat choose a row to tak
 from __future__ import annotations
 
 import random
+from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -190,6 +191,11 @@ class SixNimmtState:
         self.pending: dict[Seat, Decision] = {}
         self._kind = DecisionKind.PLAY_CARD
         self._seat_range = range(seats)
+        self._nothing_taken: tuple[tuple[int, ...], ...] = ((),) * seats
+        self._ends: list[int] = []
+        """Row ends, ascending."""
+        self._row_at: list[int] = []
+        """The row index of each entry of ``_ends``."""
         self.over = False
         self.rounds_log: list[dict[str, Any]] = []
         """One record per started round; ``replay_rounds`` turns them into REPLAY.md form."""
@@ -319,7 +325,7 @@ class SixNimmtState:
             return []
         cards = rng.sample(range(1, HIGHEST_CARD + 1), HAND_SIZE * n + ROW_COUNT)
         self.hands = [tuple(sorted(cards[i * HAND_SIZE:(i + 1) * HAND_SIZE])) for i in range(n)]
-        self.rows = tuple((c,) for c in cards[HAND_SIZE * n:])
+        self._lay_rows(tuple((c,) for c in cards[HAND_SIZE * n:]))
         return self._begin_play(record)
 
     def _begin_play(self, record: dict[str, Any]) -> list[Event]:
@@ -327,6 +333,12 @@ class SixNimmtState:
         record["rows"] = self.rows
         self._ask_play()
         return [RoundStarted(self.round, self.rows)]
+
+    def _lay_rows(self, rows: tuple[tuple[int, ...], ...]) -> None:
+        self.rows = rows
+        pairs = sorted((row[-1], r) for r, row in enumerate(rows))
+        self._ends = [end for end, _ in pairs]
+        self._row_at = [r for _, r in pairs]
 
     def _ask_draft(self) -> None:
         seat = self._draft_order[-1]
@@ -347,7 +359,7 @@ class SixNimmtState:
         if self._draft_order:
             self._ask_draft()
             return events
-        self.rows = tuple((c,) for c in self.pool)
+        self._lay_rows(tuple((c,) for c in self.pool))
         self.pool = ()
         events.extend(self._begin_play(record))
         return events
@@ -360,7 +372,7 @@ class SixNimmtState:
             hands[seat] = hand[:i] + hand[i + 1:]
         events: list[Event] = [_new(CardsRevealed, (self.round, self.trick, plays))]
         low = min(plays)
-        if low < min([row[-1] for row in self.rows]):
+        if low < self._ends[0]:
             seat = plays.index(low)
             self.trick_plays = plays
             self._kind = DecisionKind.CHOOSE_ROW
@@ -370,36 +382,40 @@ class SixNimmtState:
 
     def _resolve(self, plays: tuple[int, ...], choice: tuple[Seat, int] | None,
                  events: list[Event]) -> list[Event]:
+        # Row ends are kept ascending (``_ends``) with the row of each (``_row_at``): a card
+        # placed after the closest lower end replaces it without changing the order.
         rows = list(self.rows)
-        ends = [row[-1] for row in rows]
-        taken: list[tuple[int, ...]] | None = None
+        ends, row_at = self._ends, self._row_at
+        takes: list[tuple[Seat, tuple[int, ...]]] = []
         for card in sorted(plays):
-            best = -1
-            best_end = 0
-            for r, end in enumerate(ends):
-                if best_end < end < card:
-                    best, best_end = r, end
-            if best < 0:
+            i = bisect_left(ends, card) - 1
+            if i < 0:
                 assert choice is not None
-                best = choice[1]
-            elif len(rows[best]) < ROW_LIMIT:
-                rows[best] += (card,)
-                ends[best] = card
-                continue
-            ends[best] = card
-            seat = plays.index(card)
-            if taken is None:
-                taken = [()] * self.seats
-            taken[seat] = rows[best]
-            rows[best] = (card,)
+                r = choice[1]
+                j = row_at.index(r)
+                del ends[j], row_at[j]
+                ends.insert(0, card)
+                row_at.insert(0, r)
+            else:
+                r = row_at[i]
+                ends[i] = card
+                if len(rows[r]) < ROW_LIMIT:
+                    rows[r] += (card,)
+                    continue
+            takes.append((plays.index(card), rows[r]))
+            rows[r] = (card,)
         self.rows = rows_after = tuple(rows)
-        if taken is None:
-            taken_t: tuple[tuple[int, ...], ...] = ((),) * self.seats
-        else:
+        if takes:
+            taken: list[tuple[int, ...]] = [()] * self.seats
+            piles, penalties = list(self.piles), list(self.penalties)
+            for seat, cards in takes:
+                taken[seat] = cards
+                piles[seat] += cards
+                penalties[seat] += _row_cost(cards)
             taken_t = tuple(taken)
-            self.piles = tuple([p + t for p, t in zip(self.piles, taken_t, strict=True)])
-            self.penalties = tuple([p + _row_cost(t) if t else p for p, t in
-                                    zip(self.penalties, taken_t, strict=True)])
+            self.piles, self.penalties = tuple(piles), tuple(penalties)
+        else:
+            taken_t = self._nothing_taken
         resolved = _new(TrickResolved, (self.round, self.trick, plays, choice, taken_t,
                                         rows_after))
         self._tricks.append(resolved)

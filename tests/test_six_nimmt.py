@@ -47,7 +47,7 @@ def crafted(seats: int, rows: list[tuple[int, ...]], hands: list[tuple[int, ...]
             seed: int = 0) -> SixNimmtState:
     """A standard state whose table and hands are set by hand, PLAY_CARD pending for all."""
     state = SixNimmtState(seats, seed=seed)
-    state.rows = tuple(rows)
+    state._lay_rows(tuple(rows))
     state.hands = [tuple(sorted(h)) for h in hands]
     state._ask_play()
     return state
