@@ -1,4 +1,4 @@
-"""No Thanks! as RULES.md §2–4 say: material, turns, scoring, variants, secrets, bad input."""
+"""No Thanks! as RULES.md §2-4 say: material, turns, scoring, variants, secrets, bad input."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_chips_by_seat_count(seats: int, chips: int) -> None:
 
 def test_two_seats_need_the_setting() -> None:
     """2 seats only with two_seats=true, and then 11 chips each."""
-    with pytest.raises(SettingsError, match="seats.*two_seats"):
+    with pytest.raises(SettingsError, match=r"seats.*two_seats"):
         NoThanksState(2)
     assert NoThanksState(2, {"two_seats": True}).chips == [11, 11]
 
