@@ -7,6 +7,7 @@ whether to reveal it (``REVEAL_HIDDEN_CARD``).
 
 from __future__ import annotations
 
+import copy
 import enum
 import random
 from collections.abc import Iterable, Mapping
@@ -45,7 +46,7 @@ class Move(enum.StrEnum):
 SETTINGS: tuple[Setting, ...] = (
     Setting("rounds", 1, "rounds played; totals add up", minimum=1, maximum=100),
     Setting("chips", 0, "chips per seat; 0 means by seat count (11 for 2-5, 9 for 6, 7 for 7)",
-            minimum=0, maximum=1000),
+            minimum=0, maximum=100),
     Setting("hidden_card", False, "each seat is dealt one removed card it may reveal"),
     Setting("tens_out", False, "remove 10, 20 and 30 openly; 10 chips each, 6 removed cards"),
     Setting("two_seats", False, "allow a 2-seat match (11 chips each)"),
@@ -235,7 +236,8 @@ class NoThanksState:
             raise MalformedActionError(seat, action, f"{decision.kind} takes one of "
                                        f"{', '.join(str(m) for m in decision.legal)}")
         if _WORDS[action] not in decision.legal:
-            why = ("a seat with no chips cannot pass" if action == Move.PASS
+            no_chips = action == Move.PASS and decision.kind is DecisionKind.TAKE_OR_PASS
+            why = ("a seat with no chips cannot pass" if no_chips
                    else f"{decision.kind} takes one of "
                         f"{', '.join(str(m) for m in decision.legal)}")
             raise IllegalActionError(seat, action, why)
@@ -255,11 +257,13 @@ class NoThanksState:
         The answer is checked before anything changes: on an IllegalActionError the state
         is exactly as it was.
         """
-        if answers.keys() != self.pending.keys():
+        if not self.pending or answers.keys() != self.pending.keys():
             extra = sorted(set(answers) - set(self.pending))
             if extra:
                 raise NotPendingError(extra[0], answers[extra[0]],
                                       "this seat has no decision pending")
+            if not self.pending:
+                raise NotPendingError(self.to_move, None, "the game is over; nothing is pending")
             raise IllegalActionError(self.to_move, None, "an answer is required")
         ((seat, action),) = answers.items()
         self.validate(seat, action)
@@ -305,7 +309,7 @@ class NoThanksState:
 
     def replay_rounds(self) -> list[dict[str, Any]]:
         """Return every round so far as a REPLAY.md ROUND record (plain JSON values)."""
-        return [{**r, "turns": [dict(t) for t in r["turns"]]} for r in self.rounds_log]
+        return copy.deepcopy(self.rounds_log)
 
     def result(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Return (totals, ranks) so far; final once ``over`` is true."""

@@ -247,7 +247,7 @@ class SixNimmtState:
         state is exactly as it was.
         """
         pending = self.pending
-        if answers.keys() != pending.keys():
+        if not pending or answers.keys() != pending.keys():
             self._explain_missing(answers)
         kind = self._kind
         if kind is DecisionKind.PLAY_CARD:
@@ -270,6 +270,9 @@ class SixNimmtState:
         return self._draft(seat, int(answer))
 
     def _explain_missing(self, answers: Mapping[Seat, Action]) -> None:
+        if not self.pending:
+            raise NotPendingError(next(iter(answers), 0), None,
+                                  "the game is over; nothing is pending")
         extra = sorted(set(answers) - set(self.pending))
         if extra:
             raise NotPendingError(extra[0], answers[extra[0]], "this seat has no decision pending")

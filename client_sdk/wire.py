@@ -1,0 +1,136 @@
+"""Protobuf ⇄ domain values, and the gRPC method table shared by server and SDK.
+
+The service wiring is kept here, on top of the generated message code, so that both ends use
+one table of method paths and serializers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import grpc
+
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from referee import no_thanks, six_nimmt
+from referee.core import Action, Decision, DecisionKind
+
+BOT_SERVICE = "bullring.v1.BotService"
+"""The full name of the bots' service."""
+SPECTATOR_SERVICE = "bullring.v1.SpectatorService"
+"""The full name of the spectators' service."""
+PLAY = f"/{BOT_SERVICE}/Play"
+SUBSCRIBE = f"/{BOT_SERVICE}/Subscribe"
+SUBMIT_ANSWER = f"/{BOT_SERVICE}/SubmitAnswer"
+WATCH = f"/{SPECTATOR_SERVICE}/Watch"
+MAX_MESSAGE_BYTES = 64 * 1024
+"""The largest message either side accepts; a request is far smaller."""
+
+KIND_TO_PROTO: dict[DecisionKind, pb.DecisionKind] = {
+    DecisionKind.PLAY_CARD: pb.DECISION_KIND_PLAY_CARD,
+    DecisionKind.CHOOSE_ROW: pb.DECISION_KIND_CHOOSE_ROW,
+    DecisionKind.DRAFT_CARD: pb.DECISION_KIND_DRAFT_CARD,
+    DecisionKind.TAKE_OR_PASS: pb.DECISION_KIND_TAKE_OR_PASS,
+    DecisionKind.REVEAL_HIDDEN_CARD: pb.DECISION_KIND_REVEAL_HIDDEN_CARD,
+}
+KIND_FROM_PROTO: dict[int, DecisionKind] = {v: k for k, v in KIND_TO_PROTO.items()}
+
+
+def action_to_proto(kind: DecisionKind, action: Action) -> pb.Action:
+    """Encode ``action`` for a decision of ``kind``."""
+    if kind is DecisionKind.CHOOSE_ROW:
+        return pb.Action(row=int(action))
+    if kind in (DecisionKind.PLAY_CARD, DecisionKind.DRAFT_CARD):
+        return pb.Action(card=int(action))
+    return pb.Action(word=str(action))
+
+
+def action_from_proto(message: pb.Action) -> Action | None:
+    """Decode an action; None when no value is set."""
+    which = message.WhichOneof("value")
+    if which is None:
+        return None
+    value: Action = getattr(message, which)
+    return value
+
+
+def observation_to_request(observation: Any, decision_id: str,
+                           time_left_ms: int) -> pb.DecisionRequest:
+    """Build the DecisionRequest carrying ``observation`` and its pending decision."""
+    decision: Decision = observation.decision
+    request = pb.DecisionRequest(
+        decision_id=decision_id, kind=KIND_TO_PROTO[decision.kind], time_left_ms=time_left_ms,
+        legal=[action_to_proto(decision.kind, a) for a in decision.legal])
+    if isinstance(observation, six_nimmt.Observation):
+        o = observation
+        request.six_nimmt.CopyFrom(pb.SixNimmtObservation(
+            seat=o.seat, round=o.round, trick=o.trick, hand=o.hand,
+            rows=[pb.Cards(cards=r) for r in o.rows], piles=[pb.Cards(cards=p) for p in o.piles],
+            penalties=o.penalties, totals=o.totals,
+            revealed=[pb.Cards(cards=t) for t in o.revealed],
+            trick_plays=pb.Cards(cards=o.trick_plays or ()), pool=o.pool))
+    else:
+        n = observation
+        request.no_thanks.CopyFrom(pb.NoThanksObservation(
+            seat=n.seat, round=n.round, card=n.card or 0, pot=n.pot, chips=n.chips,
+            hidden_card=n.hidden_card or 0, cards=[pb.Cards(cards=c) for c in n.cards],
+            deck_left=n.deck_left, totals=n.totals, out=n.out,
+            history=[pb.Turn(seat=s, card=c, pot=p, action=a) for s, c, p, a in n.history]))
+    return request
+
+
+def observation_from_request(request: pb.DecisionRequest) -> Any:
+    """Rebuild the very observation value the referee made, from a DecisionRequest."""
+    kind = KIND_FROM_PROTO[request.kind]
+    legal = tuple(a for a in (action_from_proto(x) for x in request.legal) if a is not None)
+    if kind in (DecisionKind.TAKE_OR_PASS, DecisionKind.REVEAL_HIDDEN_CARD):
+        legal = tuple(no_thanks.Move(str(a)) for a in legal)
+    if request.WhichOneof("observation") == "six_nimmt":
+        o = request.six_nimmt
+        decision = Decision(o.seat, kind, legal)
+        trick_plays = tuple(o.trick_plays.cards) or None
+        return six_nimmt.Observation(
+            o.seat, o.round, o.trick, tuple(o.hand), tuple(tuple(r.cards) for r in o.rows),
+            tuple(tuple(p.cards) for p in o.piles), tuple(o.penalties), tuple(o.totals),
+            tuple(tuple(t.cards) for t in o.revealed), trick_plays, tuple(o.pool), decision)
+    n = request.no_thanks
+    decision = Decision(n.seat, kind, legal)
+    return no_thanks.Observation(
+        n.seat, n.round, n.card or None, n.pot, n.chips, n.hidden_card or None,
+        tuple(tuple(c.cards) for c in n.cards), n.deck_left,
+        tuple((t.seat, t.card, t.pot, t.action) for t in n.history), tuple(n.totals),
+        tuple(n.out), decision)
+
+
+def event_to_proto(event: Any) -> pb.PublicEvent:
+    """Encode one public engine event (a NamedTuple) as a PublicEvent."""
+    return pb.PublicEvent(type=type(event).__name__,
+                          json=json.dumps(event._asdict(), separators=(",", ":")))
+
+
+def channel_options() -> list[tuple[str, int]]:
+    """gRPC options both ends use: message size limits and keepalive."""
+    return [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", 4 * 1024 * 1024),
+            ("grpc.keepalive_time_ms", 20_000),
+            ("grpc.keepalive_permit_without_calls", 1)]
+
+
+def bot_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
+    """The BotService methods on ``channel``, by name."""
+    return {
+        "Play": channel.stream_stream(PLAY, request_serializer=pb.PlayRequest.SerializeToString,
+                                      response_deserializer=pb.PlayResponse.FromString),
+        "Subscribe": channel.unary_stream(
+            SUBSCRIBE, request_serializer=pb.SubscribeRequest.SerializeToString,
+            response_deserializer=pb.PlayResponse.FromString),
+        "SubmitAnswer": channel.unary_unary(
+            SUBMIT_ANSWER, request_serializer=pb.SubmitAnswerRequest.SerializeToString,
+            response_deserializer=pb.SubmitAnswerResponse.FromString),
+    }
+
+
+def watch_stub(channel: grpc.aio.Channel) -> Any:
+    """The SpectatorService.Watch method on ``channel``."""
+    return channel.unary_stream(WATCH, request_serializer=pb.WatchRequest.SerializeToString,
+                                response_deserializer=pb.WatchResponse.FromString)
