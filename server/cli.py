@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from referee.core import RefereeError
+from server.store import DEFAULT_DB
 
 
 def _settings(pairs: Sequence[str]) -> dict[str, str]:
@@ -76,6 +77,69 @@ def _replay_verify(args: argparse.Namespace) -> int:
     return 1 if failures or not checked else 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from server import app
+
+    options = app.ServerOptions(args.host, args.port, args.db, args.start_timeout)
+    return app.main(options)
+
+
+def _match_create(args: argparse.Namespace) -> int:
+    from client_sdk.house import UnknownBotError, house_bot
+    from referee.registry import get_game
+    from server.store import Store
+
+    settings: dict[str, str] = _settings(args.setting)
+    if args.deadline_ms is not None:
+        settings["deadline_ms"] = str(args.deadline_ms)
+    house: dict[int, str] = {}
+    for pair in args.house:
+        seat, sep, name = pair.partition("=")
+        if not sep or not seat.isdigit() or not 0 <= int(seat) < args.seats:
+            print(f"bullring match create: --house wants SEAT=NAME with SEAT 0..{args.seats - 1},"
+                  f" not {pair!r}", file=sys.stderr)
+            return 2
+        house[int(seat)] = name
+    try:
+        spec = get_game(args.game)
+        state = spec.new_state(args.seats, settings, args.seed)
+        for name in house.values():
+            house_bot(name, spec.id)
+    except (RefereeError, UnknownBotError) as exc:
+        print(f"bullring match create: {exc}", file=sys.stderr)
+        return 2
+    names = [house.get(s, f"seat{s}") if s in house else f"seat{s}" for s in range(args.seats)]
+    match_id, tokens = Store(args.db).create_match(spec.id, state.settings, args.seed, names,
+                                                   house)
+    print(f"match {match_id}")
+    for seat, token in enumerate(tokens):
+        print(f"seat {seat} {'house:' + house[seat] if token is None else 'token ' + token}")
+    return 0
+
+
+def _replay_export(args: argparse.Namespace) -> int:
+    from referee.replay import dumps
+    from server.store import Store, UnknownMatchError
+
+    try:
+        replay = Store(args.db).replay(args.match_id)
+    except UnknownMatchError as exc:
+        print(f"bullring replay export: {exc}", file=sys.stderr)
+        return 2
+    if args.out is None:
+        print(dumps(replay))
+    else:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"{args.match_id}.json").write_text(dumps(replay), encoding="utf-8")
+    return 0
+
+
+def _bot(args: argparse.Namespace) -> int:
+    from client_sdk import runner
+
+    return runner.run_from_args(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser of every ``bullring`` subcommand."""
     parser = argparse.ArgumentParser(prog="bullring", description=__doc__)
@@ -97,6 +161,39 @@ def build_parser() -> argparse.ArgumentParser:
     verify = replay_commands.add_parser("verify", help="replay files through the engine")
     verify.add_argument("paths", nargs="+", type=Path, metavar="FILE|DIR")
     verify.set_defaults(run=_replay_verify)
+    export = replay_commands.add_parser("export", help="print or write a stored replay")
+    export.add_argument("match_id")
+    export.add_argument("--db", default=DEFAULT_DB, help="database URL")
+    export.add_argument("--out", type=Path, metavar="DIR", help="write DIR/MATCH_ID.json")
+    export.set_defaults(run=_replay_export)
+
+    serve = commands.add_parser("serve", help="run the referee's gRPC server")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=50051, help="0 picks a free port")
+    serve.add_argument("--db", default=DEFAULT_DB, help="database URL (default: SQLite file)")
+    serve.add_argument("--start-timeout", type=float, default=60.0,
+                       help="seconds a match waits for all its bots before starting anyway")
+    serve.set_defaults(run=_serve)
+
+    match = commands.add_parser("match", help="manage matches")
+    match_commands = match.add_subparsers(dest="match_command", required=True)
+    create = match_commands.add_parser("create", help="register a match, print seat tokens")
+    create.add_argument("--game", required=True)
+    create.add_argument("--seats", type=int, required=True)
+    create.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE")
+    create.add_argument("--deadline-ms", type=int)
+    create.add_argument("--house", action="append", default=[], metavar="SEAT=NAME")
+    create.add_argument("--seed", type=int, default=0)
+    create.add_argument("--db", default=DEFAULT_DB, help="database URL")
+    create.set_defaults(run=_match_create)
+
+    bot = commands.add_parser("bot", help="play a seat with a bot")
+    try:
+        from client_sdk import runner
+        runner.add_arguments(bot)
+    except ImportError:
+        pass
+    bot.set_defaults(run=_bot)
     return parser
 
 

@@ -1,0 +1,221 @@
+"""The gRPC servicers: they translate protobuf to domain values, check who asks, and hand
+over to the match runner. Bearer tokens are checked by an interceptor."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from client_sdk import wire
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from server.hub import MatchHub, MatchOverError
+from server.match_runner import MatchRunner
+from server.store import UnknownMatchError
+
+
+def bearer_token(metadata: Any) -> str | None:
+    """The token of an ``authorization: Bearer TOKEN`` metadata entry, if any."""
+    for key, value in metadata or ():
+        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
+            return value[len("Bearer "):].strip()
+    return None
+
+
+def _abort_handler(method: str, code: grpc.StatusCode,
+                   details: str) -> grpc.RpcMethodHandler[Any, Any]:
+    """A handler of the same shape as ``method`` that only ends the call with ``code``."""
+
+    async def unary(_request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        await context.abort(code, details)
+
+    async def stream(_request: Any, context: grpc.aio.ServicerContext[Any, Any]
+                     ) -> AsyncIterator[bytes]:
+        await context.abort(code, details)
+        yield b""  # pragma: no cover - abort raises
+
+    if method.endswith("/Play"):
+        return grpc.stream_stream_rpc_method_handler(stream)
+    if method.endswith("/Subscribe"):
+        return grpc.unary_stream_rpc_method_handler(stream)
+    return grpc.unary_unary_rpc_method_handler(unary)
+
+
+class TokenInterceptor(grpc.aio.ServerInterceptor):
+    """Refuses BotService calls without a known bearer token (UNAUTHENTICATED)."""
+
+    def __init__(self, hub: MatchHub) -> None:
+        self.hub = hub
+
+    async def intercept_service(
+        self, continuation: Callable[[grpc.HandlerCallDetails],
+                                     Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        """Check the token of BotService calls; pass everything else through."""
+        if handler_call_details.method.startswith(f"/{wire.BOT_SERVICE}/"):
+            token = bearer_token(handler_call_details.invocation_metadata)
+            method = handler_call_details.method
+            if token is None:
+                return _abort_handler(method, grpc.StatusCode.UNAUTHENTICATED,
+                                      "missing 'authorization: Bearer TOKEN' metadata")
+            if await self.hub.seat_for_token(token) is None:
+                return _abort_handler(method, grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+        return await continuation(handler_call_details)
+
+
+class BotService:
+    """BotService: Play (bidirectional), Subscribe + SubmitAnswer (server stream + unary)."""
+
+    def __init__(self, hub: MatchHub) -> None:
+        self.hub = hub
+
+    async def _seat(self, context: grpc.aio.ServicerContext[Any, Any]
+                    ) -> tuple[MatchRunner, int]:
+        token = bearer_token(context.invocation_metadata())
+        found = None if token is None else await self.hub.seat_for_token(token)
+        if found is None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+            raise AssertionError("unreachable")
+        match_id, seat = found
+        try:
+            return await self.hub.runner(match_id), seat
+        except MatchOverError as exc:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+        except UnknownMatchError as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        raise AssertionError("unreachable")
+
+    async def play(self, requests: AsyncIterator[bytes],
+                   context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[pb.PlayResponse]:
+        """One seat's bidirectional stream: Join first, then answers; messages back."""
+        runner, seat = await self._seat(context)
+        first = await anext(aiter(requests), None)
+        message = _parse(pb.PlayRequest, first)
+        if message is None or message.WhichOneof("body") != "join":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "the first message of Play must be a well-formed Join")
+        outbox, connection = runner.attach(seat)
+        problem: list[str] = []
+        reader = asyncio.create_task(self._read(requests, runner, seat, outbox, problem))
+        try:
+            while (item := await outbox.get()) is not None:
+                yield item
+            if problem:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem[0])
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader
+            runner.detach(seat, connection, "stream closed")
+
+    async def _read(self, requests: AsyncIterator[bytes], runner: MatchRunner, seat: int,
+                    outbox: asyncio.Queue[pb.PlayResponse | None], problem: list[str]) -> None:
+        try:
+            async for raw in requests:
+                message = _parse(pb.PlayRequest, raw)
+                if message is None:
+                    problem.append("malformed PlayRequest: not a valid protobuf message")
+                    break
+                if message.WhichOneof("body") != "answer":
+                    continue  # a repeated Join changes nothing
+                outbox.put_nowait(_verdict_message(self._submit(runner, seat, message.answer)))
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+            pass
+        finally:
+            if problem:
+                outbox.put_nowait(None)
+
+    @staticmethod
+    def _submit(runner: MatchRunner, seat: int, answer: pb.Answer
+                ) -> pb.AnswerAccepted | pb.AnswerRejected:
+        return runner.submit(seat, answer.decision_id, wire.action_from_proto(answer.action))
+
+    async def subscribe(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
+                        ) -> AsyncIterator[pb.PlayResponse]:
+        """A seat's server stream, for clients that answer with SubmitAnswer."""
+        if _parse(pb.SubscribeRequest, raw) is None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed SubscribeRequest")
+        runner, seat = await self._seat(context)
+        outbox, connection = runner.attach(seat)
+        try:
+            while (item := await outbox.get()) is not None:
+                yield item
+        finally:
+            runner.detach(seat, connection, "stream closed")
+
+    async def submit_answer(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
+                            ) -> pb.SubmitAnswerResponse:
+        """Answer one decision; the verdict is returned (and not repeated on the stream)."""
+        message = _parse(pb.SubmitAnswerRequest, raw)
+        if message is None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed SubmitAnswerRequest")
+            raise AssertionError("unreachable")
+        runner, seat = await self._seat(context)
+        verdict = self._submit(runner, seat, message.answer)
+        if isinstance(verdict, pb.AnswerAccepted):
+            return pb.SubmitAnswerResponse(accepted=verdict)
+        return pb.SubmitAnswerResponse(rejected=verdict)
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        """The generic handler serving this service's methods."""
+        out = pb.PlayResponse.SerializeToString
+        return grpc.method_handlers_generic_handler(wire.BOT_SERVICE, {
+            "Play": grpc.stream_stream_rpc_method_handler(self.play, response_serializer=out),
+            "Subscribe": grpc.unary_stream_rpc_method_handler(self.subscribe,
+                                                              response_serializer=out),
+            "SubmitAnswer": grpc.unary_unary_rpc_method_handler(
+                self.submit_answer,
+                response_serializer=pb.SubmitAnswerResponse.SerializeToString),
+        })
+
+
+class SpectatorService:
+    """SpectatorService.Watch: the public events of a live match."""
+
+    def __init__(self, hub: MatchHub) -> None:
+        self.hub = hub
+
+    async def watch(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
+                    ) -> AsyncIterator[pb.WatchResponse]:
+        """Stream the match's public events from its start, then its end."""
+        message = _parse(pb.WatchRequest, raw)
+        if message is None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed WatchRequest")
+            raise AssertionError("unreachable")
+        runner = self.hub.runners.get(message.match_id)
+        if runner is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND,
+                                f"no live match {message.match_id!r} on this server")
+            raise AssertionError("unreachable")
+        queue = runner.watch()
+        while (item := await queue.get()) is not None:
+            yield item
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        """The generic handler serving this service's methods."""
+        return grpc.method_handlers_generic_handler(wire.SPECTATOR_SERVICE, {
+            "Watch": grpc.unary_stream_rpc_method_handler(
+                self.watch, response_serializer=pb.WatchResponse.SerializeToString),
+        })
+
+
+def _parse(cls: Any, raw: bytes | None) -> Any:
+    if raw is None:
+        return None
+    message = cls()
+    try:
+        message.ParseFromString(raw)
+    except (DecodeError, RuntimeWarning, ValueError):
+        return None
+    return message
+
+
+def _verdict_message(verdict: pb.AnswerAccepted | pb.AnswerRejected) -> pb.PlayResponse:
+    if isinstance(verdict, pb.AnswerAccepted):
+        return pb.PlayResponse(accepted=verdict)
+    return pb.PlayResponse(rejected=verdict)

@@ -1,0 +1,94 @@
+"""Helpers for end-to-end tests: a real server process and real bot processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CLI = [sys.executable, "-m", "server.cli"]
+"""The ``bullring`` command, run with this interpreter."""
+
+
+@dataclass
+class Match:
+    """A created match: its id and a token (or None for a house seat) per seat."""
+
+    match_id: str
+    tokens: list[str | None]
+
+
+@dataclass
+class ServerProcess:
+    """A ``bullring serve`` process on a loopback port of its own."""
+
+    db: str
+    extra: list[str] = field(default_factory=list)
+    proc: subprocess.Popen[str] | None = None
+    address: str = ""
+
+    def start(self) -> ServerProcess:
+        """Start the server and wait for the line that says where it listens."""
+        self.proc = subprocess.Popen(
+            [*CLI, "serve", "--port", "0", "--db", self.db, *self.extra],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if "listening on" not in line:
+            self.proc.kill()
+            raise RuntimeError(f"server did not start: {line!r} {self.proc.stderr.read()!r}")
+        self.address = line.split("listening on ")[1].split()[0]
+        return self
+
+    def stop(self) -> str:
+        """SIGTERM the server, wait for it, return what it logged."""
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        _, err = self.proc.communicate(timeout=30)
+        return err
+
+    def kill(self) -> None:
+        """kill -9 the server."""
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+
+    def create_match(self, game: str, seats: int, *args: str) -> Match:
+        """Run ``bullring match create`` against this server's database."""
+        out = subprocess.run([*CLI, "match", "create", "--game", game, "--seats", str(seats),
+                              "--db", self.db, *args], check=True, capture_output=True,
+                             text=True).stdout.splitlines()
+        match_id = out[0].split()[1]
+        tokens = [line.split()[3] if " token " in line else None for line in out[1:]]
+        return Match(match_id, tokens)
+
+    def bot(self, token: str | None, bot: str, *args: str) -> subprocess.Popen[str]:
+        """Start ``bullring bot`` for one seat as a separate process."""
+        assert token is not None
+        return subprocess.Popen([*CLI, "bot", "--server", self.address, "--token", token,
+                                 *args, bot], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+
+    def replay(self, match_id: str) -> str:
+        """``bullring replay export MATCH_ID`` output."""
+        return subprocess.run([*CLI, "replay", "export", match_id, "--db", self.db],
+                              check=True, capture_output=True, text=True).stdout
+
+
+def finish(procs: list[subprocess.Popen[str]], timeout: float = 120) -> list[tuple[int, str]]:
+    """Wait for every process to exit; return (exit code, stdout) of each."""
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=timeout)
+        results.append((proc.returncode, out + err))
+    return results
+
+
+def db_url(folder: Path) -> str:
+    """A fresh SQLite database URL in ``folder``."""
+    return f"sqlite:///{folder / 'bullring.db'}"
