@@ -8,6 +8,7 @@ strikes, marks silent or vanished seats disconnected, and lets them back into th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -201,10 +202,8 @@ class MatchRunner:
         self._answer_for_absent()
         if pending.answers.keys() != pending.ids.keys():
             remaining = pending.deadline - time.monotonic()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(pending.complete.wait(), max(0.0, remaining))
-            except TimeoutError:
-                pass
         for seat in pending.ids:
             if seat not in pending.answers:
                 self._timeout(seat)

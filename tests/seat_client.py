@@ -1,0 +1,52 @@
+"""A bare protocol client for tests: one seat's Play stream, message by message."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from client_sdk import wire
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+
+
+class SeatClient:
+    """Drives one Play stream by hand: send any request, wait for the next message."""
+
+    def __init__(self, channel: grpc.aio.Channel, token: str) -> None:
+        self._outgoing: asyncio.Queue[pb.PlayRequest | None] = asyncio.Queue()
+        self.call: Any = wire.bot_stub(channel)["Play"](
+            self._requests(), metadata=[("authorization", f"Bearer {token}")])
+        self.seen: list[pb.PlayResponse] = []
+
+    async def _requests(self) -> AsyncIterator[pb.PlayRequest]:
+        while (message := await self._outgoing.get()) is not None:
+            yield message
+
+    def send(self, message: pb.PlayRequest) -> None:
+        """Queue one request on the stream."""
+        self._outgoing.put_nowait(message)
+
+    def join(self) -> None:
+        """Send the Join that must open the stream."""
+        self.send(pb.PlayRequest(join=pb.Join(client="test")))
+
+    def answer(self, decision_id: str, action: pb.Action) -> None:
+        """Send an answer."""
+        self.send(pb.PlayRequest(answer=pb.Answer(decision_id=decision_id, action=action)))
+
+    async def next(self, kind: str) -> Any:
+        """The next message of ``kind`` (a PlayResponse body name), skipping others."""
+        while True:
+            message = await self.call.read()
+            if message is grpc.aio.EOF:
+                raise EOFError(f"stream ended while waiting for {kind}")
+            self.seen.append(message)
+            if message.WhichOneof("body") == kind:
+                return getattr(message, kind)
+
+    def close(self) -> None:
+        """End the request side of the stream."""
+        self._outgoing.put_nowait(None)

@@ -1,0 +1,138 @@
+"""The wire protocol against a real server: auth, in-band rejections, retries, bad bytes,
+health and reflection."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from client_sdk import wire
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from tests.seat_client import SeatClient
+from tests.serving import ServerProcess
+
+
+def run(coro: Callable[[], Awaitable[Any]]) -> Any:
+    """Run one async test body."""
+    return asyncio.run(coro())
+
+
+def test_health_serving_and_reflection_lists_services(server: ServerProcess) -> None:
+    """The standard health check answers SERVING and reflection lists our services."""
+    async def body() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            reply = await health.Check(health_pb2.HealthCheckRequest(service=wire.BOT_SERVICE))
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+            stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+            request = reflection_pb2.ServerReflectionRequest(list_services="")
+            async for response in stub.ServerReflectionInfo(iter([request])):
+                names = {s.name for s in response.list_services_response.service}
+                assert {wire.BOT_SERVICE, wire.SPECTATOR_SERVICE,
+                        "grpc.health.v1.Health"} <= names
+    run(body)
+
+
+def test_wrong_or_missing_token_is_unauthenticated(server: ServerProcess) -> None:
+    """A wrong token, or none, gets UNAUTHENTICATED on every BotService method."""
+    async def body() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            client = SeatClient(channel, "br_not-a-token")
+            client.join()
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await client.next("match_started")
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            submit = wire.bot_stub(channel)["SubmitAnswer"]
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await submit(pb.SubmitAnswerRequest())
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    run(body)
+
+
+def test_rejections_retries_and_duplicates(server: ServerProcess) -> None:
+    """An illegal answer is rejected in-band and a correct retry is accepted; a duplicate is
+    accepted once and not counted twice; another seat's decision id is not pending."""
+    match = server.create_match("six_nimmt", 2, "--deadline-ms", "20000")
+
+    async def body() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            a, b = (SeatClient(channel, t) for t in match.tokens if t)
+            a.join()
+            b.join()
+            started = await a.next("match_started")
+            assert started.seat == 0 and started.game == "six_nimmt"
+            req_a = await a.next("decision")
+            req_b = await b.next("decision")
+            hand = list(req_a.six_nimmt.hand)
+            assert [x.card for x in req_a.legal] == hand
+            assert not set(hand) & set(req_b.six_nimmt.hand)
+            a.answer(req_a.decision_id, pb.Action(card=105))
+            rejected = await a.next("rejected")
+            assert rejected.reason == pb.REJECT_REASON_ILLEGAL_ACTION
+            a.answer(req_a.decision_id, pb.Action(word="take"))
+            assert (await a.next("rejected")).reason == pb.REJECT_REASON_MALFORMED_ACTION
+            a.answer(req_b.decision_id, pb.Action(card=req_b.six_nimmt.hand[0]))
+            assert (await a.next("rejected")).reason == pb.REJECT_REASON_NOT_PENDING
+            a.answer(req_a.decision_id, pb.Action(card=hand[0]))
+            assert (await a.next("accepted")).decision_id == req_a.decision_id
+            a.answer(req_a.decision_id, pb.Action(card=hand[1]))
+            assert (await a.next("accepted")).decision_id == req_a.decision_id
+            b.answer(req_b.decision_id, pb.Action(card=req_b.six_nimmt.hand[0]))
+            await b.next("accepted")
+            revealed = await a.next("event")
+            assert revealed.type == "CardsRevealed"
+            assert json.loads(revealed.json)["plays"][0] == hand[0]
+            nxt = await a.next("decision")
+            assert len(nxt.six_nimmt.hand) == 9 and hand[0] not in nxt.six_nimmt.hand
+            assert hand[1] in nxt.six_nimmt.hand
+            for c in (a, b):
+                c.close()
+                c.call.cancel()
+    run(body)
+
+
+def test_malformed_and_oversized_messages(server: ServerProcess) -> None:
+    """Garbage bytes get INVALID_ARGUMENT, an oversized message RESOURCE_EXHAUSTED, and the
+    other match on the server goes on."""
+    other = server.create_match("no_thanks", 3, "--house", "1=never_take", "--house",
+                                "2=threshold", "--deadline-ms", "20000")
+    bad = server.create_match("six_nimmt", 2)
+    token = bad.tokens[0]
+    assert token is not None
+
+    async def body() -> None:
+        async with grpc.aio.insecure_channel(server.address,
+                                             options=[("grpc.max_send_message_length",
+                                                       1 << 22)]) as channel:
+            live = SeatClient(channel, str(other.tokens[0]))
+            live.join()
+            await live.next("decision")
+            metadata = [("authorization", f"Bearer {token}")]
+            raw = channel.stream_stream(wire.PLAY)
+            call = raw(iter([b"\xff\xff\xff\xff garbage"]), metadata=metadata)
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                async for _ in call:
+                    pass
+            assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            submit = channel.unary_unary(wire.SUBMIT_ANSWER)
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await submit(b"\x0a" + b"\xff" * 8, metadata=metadata)
+            assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            huge = pb.SubmitAnswerRequest(answer=pb.Answer(decision_id="x" * 200_000))
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await submit(huge.SerializeToString(), metadata=metadata)
+            assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            decision = next(m.decision for m in reversed(live.seen)
+                            if m.WhichOneof("body") == "decision")
+            live.answer(decision.decision_id, pb.Action(word="take"))
+            assert (await live.next("accepted")).decision_id == decision.decision_id
+            live.close()
+            live.call.cancel()
+    run(body)
