@@ -1,0 +1,596 @@
+"""The bot runner: plays one seat of a match on a Bullring server with a ``Bot``.
+
+``bullring bot --server HOST:PORT --token TOKEN BOT`` connects with the seat's token, loads
+the bot once the match says which game it is, answers every decision within the time the
+server says is left (minus a safety margin), and reconnects into the same seat when the
+connection drops. The bot sees the very observation values the local arena gives it.
+
+A bot is named by a spec: ``house:NAME`` (a house bot), ``package.module:ClassName`` or
+``path/to/file.py:ClassName`` (a ``Bot`` subclass, instantiated as ``ClassName(seed)``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import json
+import logging
+import operator
+import os
+import queue
+import random
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from client_sdk import wire
+from client_sdk.bot import Bot
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.house import HOUSE_BOTS, house_bot
+from referee.core import Action, DecisionKind
+
+log = logging.getLogger("bullring.bot")
+"""The runner's logger: connections, decisions answered and missed, rejections."""
+
+TRANSPORTS = ("stream", "unary")
+"""``stream``: the bidirectional Play stream; ``unary``: Subscribe plus SubmitAnswer calls."""
+
+RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED,
+                       grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.INTERNAL,
+                       grpc.StatusCode.UNKNOWN})
+"""Status codes after which the runner reconnects into the same seat."""
+
+BACKOFF_START_S = 0.05
+"""The first reconnect delay."""
+BACKOFF_FACTOR = 2.0
+"""How much each further delay grows."""
+BACKOFF_CAP_S = 2.0
+"""The longest reconnect delay."""
+
+BotFactory = Callable[[str, int], Bot]
+"""Makes a bot for ``(game, seed)``."""
+
+_MODULE_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+_SPEC_HELP = "expected house:NAME, package.module:ClassName or path/to/file.py:ClassName"
+_jitter = random.Random()
+
+
+# --------------------------------------------------------------------------- loading bots
+
+
+def bot_factory(spec: str) -> BotFactory:
+    """Resolve ``spec`` now (import the module, find the class) and return its bot maker.
+
+    The game is only known once the match starts; resolving early makes a typo in the spec
+    fail before connecting rather than after the match has begun.
+    """
+    if not isinstance(spec, str) or ":" not in spec:
+        raise ValueError(f"bad bot spec {spec!r}: {_SPEC_HELP}")
+    where, _, name = spec.rpartition(":")
+    if where == "house":
+        if name not in HOUSE_BOTS:
+            raise ValueError(f"bad bot spec {spec!r}: unknown house bot {name!r}; "
+                             f"known: {', '.join(HOUSE_BOTS)}")
+        return lambda game, seed: house_bot(name, game, seed)
+    if not name or not all(part.isidentifier() for part in name.split(".")):
+        raise ValueError(f"bad bot spec {spec!r}: {name!r} is not a class name; {_SPEC_HELP}")
+    if where.endswith(".py"):
+        owner = _import_file(spec, Path(where))
+    elif _MODULE_RE.match(where):
+        owner = _import_module(spec, where)
+    else:
+        raise ValueError(f"bad bot spec {spec!r}: {where!r} is neither a module name nor a "
+                         f"path to a .py file; {_SPEC_HELP}")
+    cls: Any = owner
+    for part in name.split("."):
+        try:
+            cls = getattr(cls, part)
+        except AttributeError:
+            raise ValueError(f"bad bot spec {spec!r}: {where!r} has no {name!r}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Bot)):
+        raise ValueError(f"bad bot spec {spec!r}: {name!r} is not a subclass of "
+                         f"client_sdk.bot.Bot")
+    bot_cls: type[Bot] = cls
+
+    def make(game: str, seed: int) -> Bot:
+        if game not in bot_cls.games:
+            raise ValueError(f"bot {spec!r} plays {', '.join(bot_cls.games)}, not {game!r} "
+                             f"(set its `games` attribute)")
+        return bot_cls(seed)
+
+    return make
+
+
+def load_bot(spec: str, game: str, seed: int) -> Bot:
+    """Return a new bot for ``game`` from ``spec``, seeded with ``seed``.
+
+    ``house:NAME`` is the house bot ``NAME``; ``package.module:ClassName`` and
+    ``path/to/file.py:ClassName`` import the module and return ``ClassName(seed)``, which
+    must subclass ``Bot``. A bad spec, or a bot that does not play ``game``, raises
+    ``ValueError`` with a message saying what is wrong.
+    """
+    return bot_factory(spec)(game, seed)
+
+
+def _import_module(spec: str, module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ValueError(f"bad bot spec {spec!r}: cannot import {module!r}: {e}") from e
+
+
+def _import_file(spec: str, path: Path) -> Any:
+    """Import ``path`` as a module, its folder first on ``sys.path`` as ``python FILE`` does."""
+    path = path.expanduser().resolve()
+    if not path.is_file():
+        raise ValueError(f"bad bot spec {spec!r}: no such file {str(path)!r}")
+    name = f"bullring_bot_{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
+    if name in sys.modules:
+        return sys.modules[name]
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise ValueError(f"bad bot spec {spec!r}: cannot load {str(path)!r} as Python")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except ImportError as e:
+        del sys.modules[name]
+        raise ValueError(f"bad bot spec {spec!r}: importing {str(path)!r} failed: {e}") from e
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+# --------------------------------------------------------------------------- the bot's thread
+
+
+class _BotThread:
+    """One daemon thread that runs every call into the bot, in order, one at a time.
+
+    A bot that overruns its deadline keeps running here while the runner moves on, but it is
+    never called twice at once, and being a daemon it cannot keep the process alive.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[
+            tuple[Callable[[], Any], asyncio.Future[Any], asyncio.AbstractEventLoop] | None
+        ] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="bullring-bot", daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
+        """Queue ``fn``; the future is its result. Cancelling it skips ``fn`` if not begun."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._jobs.put((fn, future, loop))
+        return future
+
+    def close(self) -> None:
+        """Let the thread end after the calls already queued."""
+        self._jobs.put(None)
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            fn, future, loop = job
+            if future.cancelled():
+                continue
+            try:
+                outcome: tuple[bool, Any] = (True, fn())
+            except BaseException as e:
+                outcome = (False, e)
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+                loop.call_soon_threadsafe(_settle, future, outcome)
+
+
+def _settle(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+    if future.done():
+        return
+    ok, value = outcome
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
+# --------------------------------------------------------------------------- one seat
+
+
+class _Seat:
+    """What survives reconnects: the bot, the match, and the answers already given."""
+
+    def __init__(self, spec: str, factory: BotFactory, seed: int, margin_ms: int,
+                 on_message: Callable[[pb.PlayResponse], None] | None) -> None:
+        self.spec = spec
+        self.factory = factory
+        self.seed = seed
+        self.margin_ms = margin_ms
+        self.on_message = on_message
+        self.bot: Bot | None = None
+        self.match_id: str | None = None
+        self.answers: dict[str, pb.Action] = {}
+        """Actions sent by decision id: a decision resent after a reconnect gets the same."""
+        self.thread = _BotThread()
+
+    async def handle(self, response: pb.PlayResponse, received: float) -> pb.Answer | None:
+        """Act on one server message; return the answer to send, if any."""
+        if self.on_message is not None:
+            self.on_message(response)
+        which = response.WhichOneof("body")
+        if which == "match_started":
+            self._start(response.match_started)
+        elif which == "decision":
+            return await self._decide(response.decision, received)
+        elif which == "rejected":
+            r = response.rejected
+            self.answers.pop(r.decision_id, None)
+            log.warning("answer to decision %s rejected (%s): %s", r.decision_id,
+                        pb.RejectReason.Name(r.reason), r.message)
+        elif which == "accepted":
+            log.debug("answer to decision %s accepted", response.accepted.decision_id)
+        elif which == "event":
+            self._event(response.event)
+        return None
+
+    def _start(self, started: pb.MatchStarted) -> None:
+        seats = ", ".join(started.seat_names)
+        if self.bot is not None and started.match_id == self.match_id:
+            log.info("resumed match %s, seat %d", started.match_id, started.seat)
+            return
+        if self.bot is not None:
+            log.warning("the token now plays match %s, not %s; starting a new bot",
+                        started.match_id, self.match_id)
+        self.bot = self.factory(started.game, self.seed)
+        self.match_id = started.match_id
+        self.answers.clear()
+        log.info("match %s started: %s, seat %d of [%s], playing %s", started.match_id,
+                 started.game, started.seat, seats, self.spec)
+
+    def _event(self, event: pb.PublicEvent) -> None:
+        log.debug("event %s %s", event.type, event.json)
+        on_event = getattr(self.bot, "on_event", None)
+        if not callable(on_event):
+            return
+        try:
+            fields = json.loads(event.json) if event.json else {}
+        except ValueError:
+            log.warning("event %s carries bad JSON: %r", event.type, event.json)
+            return
+
+        def call() -> None:
+            try:
+                on_event(event.type, fields)
+            except Exception:
+                log.exception("the bot's on_event(%r) raised", event.type)
+
+        self.thread.submit(call)
+
+    async def _decide(self, request: pb.DecisionRequest, received: float) -> pb.Answer | None:
+        did = request.decision_id
+        if self.bot is None:
+            log.warning("decision %s came before MatchStarted; ignored", did)
+            return None
+        if did in self.answers:
+            log.info("decision %s asked again; sending the same answer", did)
+            return pb.Answer(decision_id=did, action=self.answers[did])
+        kind = wire.KIND_FROM_PROTO.get(request.kind)
+        if kind is None:
+            log.error("decision %s has an unknown kind %d; not answered", did, request.kind)
+            return None
+        budget_s = (request.time_left_ms - self.margin_ms) / 1000 - (time.monotonic() - received)
+        if budget_s <= 0:
+            log.warning("missed decision %s (%s): only %d ms left, margin %d ms", did, kind.name,
+                        request.time_left_ms, self.margin_ms)
+            return None
+        observation = wire.observation_from_request(request)
+        bot = self.bot
+        began = time.monotonic()
+        try:
+            action: Action = await asyncio.wait_for(
+                self.thread.submit(lambda: bot.decide(observation)), budget_s)
+        except TimeoutError:
+            log.warning("missed decision %s (%s): the bot did not answer within %.0f ms; the "
+                        "server applies the default action", did, kind.name, budget_s * 1000)
+            return None
+        except Exception:
+            log.exception("the bot raised on decision %s (%s); not answered, the server "
+                          "applies the default action", did, kind.name)
+            return None
+        taken_ms = (time.monotonic() - began) * 1000
+        proto = _encode(kind, action)
+        if proto is None:
+            log.error("decision %s (%s): the bot answered %r, which is not a %s; not answered",
+                      did, kind.name, action, _ACTION_TYPE[kind])
+            return None
+        self.answers[did] = proto
+        log.info("decision %s (%s): answered %r in %.1f ms", did, kind.name, action, taken_ms)
+        return pb.Answer(decision_id=did, action=proto)
+
+
+_ACTION_TYPE = {DecisionKind.PLAY_CARD: "card", DecisionKind.DRAFT_CARD: "card",
+                DecisionKind.CHOOSE_ROW: "row index", DecisionKind.TAKE_OR_PASS: "word",
+                DecisionKind.REVEAL_HIDDEN_CARD: "word"}
+
+
+def _encode(kind: DecisionKind, action: Any) -> pb.Action | None:
+    """The wire form of ``action``, or None if it is of the wrong type for ``kind``."""
+    if _ACTION_TYPE[kind] == "word":
+        return wire.action_to_proto(kind, action) if isinstance(action, str) else None
+    if isinstance(action, bool):
+        return None
+    try:
+        number = operator.index(action)  # ints, and integer types such as numpy's
+    except TypeError:
+        return None
+    return wire.action_to_proto(kind, number)
+
+
+# --------------------------------------------------------------------------- transports
+
+
+class _Connection:
+    """One connection's progress: whether the server has sent anything on it."""
+
+    def __init__(self) -> None:
+        self.heard = False
+
+
+async def _play_stream(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tuple[str, str]],
+                       client: str, conn: _Connection) -> pb.MatchEnded | None:
+    """Play over the bidirectional stream; MatchEnded, or None if the stream just ended."""
+    call = stubs["Play"](metadata=metadata)
+    try:
+        await call.write(pb.PlayRequest(join=pb.Join(client=client)))
+        while True:
+            response = await call.read()
+            if response is grpc.aio.EOF:
+                return None
+            conn.heard = True
+            if response.WhichOneof("body") == "match_ended":
+                if seat.on_message is not None:
+                    seat.on_message(response)
+                await _close_writing(call)
+                return response.match_ended  # type: ignore[no-any-return]
+            answer = await seat.handle(response, time.monotonic())
+            if answer is not None:
+                # If the call has finished, the next read says how.
+                with contextlib.suppress(asyncio.InvalidStateError):
+                    await call.write(pb.PlayRequest(answer=answer))
+    finally:
+        call.cancel()
+
+
+async def _close_writing(call: Any) -> None:
+    with contextlib.suppress(asyncio.InvalidStateError, grpc.aio.AioRpcError):
+        await call.done_writing()
+
+
+async def _play_unary(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tuple[str, str]],
+                      client: str, conn: _Connection) -> pb.MatchEnded | None:
+    """Play over Subscribe and SubmitAnswer; MatchEnded, or None if the stream just ended."""
+    call = stubs["Subscribe"](pb.SubscribeRequest(client=client), metadata=metadata)
+    try:
+        while True:
+            response = await call.read()
+            if response is grpc.aio.EOF:
+                return None
+            conn.heard = True
+            if response.WhichOneof("body") == "match_ended":
+                if seat.on_message is not None:
+                    seat.on_message(response)
+                return response.match_ended  # type: ignore[no-any-return]
+            received = time.monotonic()
+            answer = await seat.handle(response, received)
+            if answer is None:
+                continue
+            timeout = max(0.1, response.decision.time_left_ms / 1000
+                          - (time.monotonic() - received))
+            try:
+                verdict = await stubs["SubmitAnswer"](pb.SubmitAnswerRequest(answer=answer),
+                                                      metadata=metadata, timeout=timeout)
+            except grpc.aio.AioRpcError as e:
+                if e.code() not in RETRYABLE:
+                    raise
+                log.warning("answer to decision %s not delivered: %s: %s", answer.decision_id,
+                            e.code().name, e.details())
+                continue
+            # A rejection also comes on the stream, where it is logged.
+            log.debug("answer to decision %s: %s", answer.decision_id,
+                      verdict.WhichOneof("verdict"))
+    finally:
+        call.cancel()
+
+
+# --------------------------------------------------------------------------- play
+
+
+def _channel_options() -> list[tuple[str, int]]:
+    # A private subchannel per channel, so each attempt really dials instead of inheriting
+    # gRPC's own (much longer) reconnect backoff; the runner does the backing off.
+    return [*wire.channel_options(), ("grpc.use_local_subchannel_pool", 1),
+            ("grpc.initial_reconnect_backoff_ms", int(BACKOFF_START_S * 1000)),
+            ("grpc.max_reconnect_backoff_ms", int(BACKOFF_CAP_S * 1000))]
+
+
+async def _connect(channel: grpc.aio.Channel) -> bool:
+    """Dial ``channel``; True once it is ready, False when the attempt fails."""
+    state = channel.get_state(try_to_connect=True)
+    while state is not grpc.ChannelConnectivity.READY:
+        if state in (grpc.ChannelConnectivity.TRANSIENT_FAILURE,
+                     grpc.ChannelConnectivity.SHUTDOWN):
+            return False
+        await channel.wait_for_state_change(state)
+        state = channel.get_state(try_to_connect=True)
+    return True
+
+
+def _refusal(e: grpc.aio.AioRpcError) -> Exception:
+    """The exception ``play`` raises for a status it does not retry."""
+    code, details = e.code(), e.details() or "(no details)"
+    if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+        return PermissionError(f"the server refused the token: {code.name}: {details}")
+    if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED):
+        return ValueError(f"the server rejected the request: {code.name}: {details}")
+    return RuntimeError(f"the server ended the seat's stream: {code.name}: {details}")
+
+
+async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
+               transport: str = "stream", margin_ms: int = 50, give_up_after_s: float = 60.0,
+               client: str = "bullring-python",
+               on_message: Callable[[pb.PlayResponse], None] | None = None) -> pb.MatchEnded:
+    """Play the seat ``token`` names on ``server`` with the bot ``bot_spec``; return the result.
+
+    The bot is made (``load_bot(bot_spec, game, seed)``) when MatchStarted arrives. Each
+    decision is answered if the bot decides within the time left minus ``margin_ms``;
+    otherwise nothing is sent and the server applies its default action. ``on_message`` is
+    called with every message from the server, before the runner acts on it.
+
+    When the connection fails (UNAVAILABLE, CANCELLED, DEADLINE_EXCEEDED, INTERNAL, UNKNOWN)
+    or the stream ends before MatchEnded, the runner reconnects into the same seat with
+    exponential backoff and jitter (0.05 s doubling up to 2 s). It raises
+    ``ConnectionError`` once ``give_up_after_s`` has passed without a working connection
+    (one on which the server sent something), ``PermissionError`` at once for
+    UNAUTHENTICATED / PERMISSION_DENIED, ``ValueError`` for INVALID_ARGUMENT /
+    RESOURCE_EXHAUSTED or a bad bot spec, and ``RuntimeError`` for any other status.
+    """
+    if transport not in TRANSPORTS:
+        raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
+    if margin_ms < 0:
+        raise ValueError(f"margin_ms must be >= 0, not {margin_ms}")
+    seat = _Seat(bot_spec, bot_factory(bot_spec), seed, margin_ms, on_message)
+    session = _play_stream if transport == "stream" else _play_unary
+    metadata = (("authorization", f"Bearer {token}"),)
+    down_since = time.monotonic()
+    failures = 0
+    last_error = "no attempt yet"
+    try:
+        while True:
+            remaining = give_up_after_s - (time.monotonic() - down_since)
+            if remaining <= 0:
+                raise ConnectionError(f"gave up on {server} after {give_up_after_s:g} s "
+                                      f"without a connection; last error: {last_error}")
+            conn = _Connection()
+            log.info("connecting to %s (%s)%s", server, transport,
+                     f", attempt {failures + 1}" if failures else "")
+            async with grpc.aio.insecure_channel(server, options=_channel_options()) as channel:
+                try:
+                    ready = await asyncio.wait_for(_connect(channel), remaining)
+                    last_error = "cannot connect"
+                except TimeoutError:
+                    ready, last_error = False, "connecting timed out"
+                if ready:
+                    log.info("connected to %s", server)
+                    try:
+                        ended = await session(seat, wire.bot_stub(channel), metadata, client,
+                                              conn)
+                    except grpc.aio.AioRpcError as e:
+                        if e.code() not in RETRYABLE:
+                            raise _refusal(e) from None
+                        last_error = f"{e.code().name}: {e.details()}"
+                    else:
+                        if ended is not None:
+                            log.info("match %s ended: totals %s ranks %s (%s)", seat.match_id,
+                                     list(ended.totals), list(ended.ranks), ended.termination)
+                            return ended
+                        last_error = "the stream ended before MatchEnded"
+            if conn.heard:
+                down_since, failures = time.monotonic(), 0
+            failures += 1
+            delay = min(BACKOFF_CAP_S, BACKOFF_START_S * BACKOFF_FACTOR ** (failures - 1))
+            delay *= _jitter.uniform(0.5, 1.0)
+            remaining = give_up_after_s - (time.monotonic() - down_since)
+            log.warning("connection to %s failed (%s); reconnecting in %.2f s", server, last_error,
+                        max(0.0, min(delay, remaining)))
+            await asyncio.sleep(max(0.0, min(delay, remaining)))
+    finally:
+        seat.thread.close()
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``bullring bot`` options and the positional bot spec to ``parser``."""
+    parser.add_argument("--server", required=True, metavar="HOST:PORT",
+                        help="the referee server's gRPC address")
+    parser.add_argument("--token", default=None, metavar="TOKEN",
+                        help="the seat's token (default: $BULLRING_TOKEN)")
+    parser.add_argument("--seed", type=int, default=0, help="the bot's random seed")
+    parser.add_argument("--transport", choices=TRANSPORTS, default="stream",
+                        help="stream: one bidirectional stream; unary: a server stream and "
+                             "one call per answer")
+    parser.add_argument("--margin-ms", type=int, default=50,
+                        help="answer this many ms before the deadline (default: 50)")
+    parser.add_argument("--give-up-after", type=float, default=60.0, metavar="SECONDS",
+                        help="stop reconnecting after this long without a connection")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also log events and verdicts")
+    parser.add_argument("bot", metavar="BOT",
+                        help="module:Class, path/to/file.py:Class or house:NAME")
+
+
+def _configure_logging(verbose: bool) -> None:
+    for handler in [h for h in log.handlers if getattr(h, "_bullring_cli", False)]:
+        log.removeHandler(handler)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler._bullring_cli = True  # type: ignore[attr-defined]
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG if verbose else logging.INFO)
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """Run ``bullring bot``: play the seat, print the result line; return the exit status.
+
+    0: the match ended; 2: a bad bot spec or request; 3: the token was refused;
+    4: gave up reconnecting; 1: any other refusal by the server.
+    """
+    _configure_logging(args.verbose)
+    token = args.token or os.environ.get("BULLRING_TOKEN")
+    if not token:
+        print("bullring bot: a token is required (--token or $BULLRING_TOKEN)", file=sys.stderr)
+        return 2
+    if os.getcwd() not in sys.path:  # `module:Class` finds modules in the current folder
+        sys.path.insert(0, os.getcwd())
+    match_id = ["?"]
+
+    def remember(response: pb.PlayResponse) -> None:
+        if response.WhichOneof("body") == "match_started":
+            match_id[0] = response.match_started.match_id
+
+    try:
+        ended = asyncio.run(play(args.server, token, args.bot, seed=args.seed,
+                                 transport=args.transport, margin_ms=args.margin_ms,
+                                 give_up_after_s=args.give_up_after, on_message=remember))
+    except PermissionError as e:
+        print(f"bullring bot: {e}", file=sys.stderr)
+        return 3
+    except ConnectionError as e:
+        print(f"bullring bot: {e}", file=sys.stderr)
+        return 4
+    except ValueError as e:
+        print(f"bullring bot: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:
+        print(f"bullring bot: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("bullring bot: interrupted", file=sys.stderr)
+        return 130
+    print(f"match {match_id[0]} ended: totals {list(ended.totals)} ranks {list(ended.ranks)} "
+          f"({ended.termination})")
+    return 0

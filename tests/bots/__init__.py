@@ -1,0 +1,1 @@
+"""Tiny bots that tests load by spec."""
