@@ -137,7 +137,7 @@ def _replay_export(args: argparse.Namespace) -> int:
 def _bot(args: argparse.Namespace) -> int:
     from client_sdk import runner
 
-    return runner.run_from_args(args)
+    return int(runner.run_from_args(args))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -188,11 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     create.set_defaults(run=_match_create)
 
     bot = commands.add_parser("bot", help="play a seat with a bot")
-    try:
-        from client_sdk import runner
-        runner.add_arguments(bot)
-    except ImportError:
-        pass
+    from client_sdk import runner
+
+    runner.add_arguments(bot)
     bot.set_defaults(run=_bot)
     return parser
 

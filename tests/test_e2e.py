@@ -95,6 +95,11 @@ def test_a_killed_bot_is_disconnected_and_takes_its_seat_back(server: ServerProc
             for _ in range(3):
                 await answer_one()
             again = server.bot(match.tokens[0], "house:random")
+            assert again.stderr is not None
+            line = ""
+            while " started: " not in line:  # the bot is back in its seat
+                line = await asyncio.to_thread(again.stderr.readline)
+                assert line, "the restarted bot exited before joining"
             while True:
                 message = await me.call.read()
                 if message is grpc.aio.EOF:
