@@ -1,0 +1,125 @@
+"""Secrets on the wire: every message a seat or a spectator got in real matches is checked
+against the stored replay for facts the rules hide (RULES.md §4)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from typing import Any
+
+import grpc
+
+from client_sdk import wire
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from tests.seat_client import SeatClient
+from tests.serving import ServerProcess
+
+PUBLIC_EVENTS = {"CardsRevealed", "TrickResolved", "CardDrafted", "RoundStarted", "RoundEnded",
+                 "GameEnded", "CardTurnedUp", "Passed", "Took", "HiddenRevealed"}
+
+
+async def record_match(server: ServerProcess, game: str, seats: int, *args: str
+                       ) -> tuple[str, list[list[pb.PlayResponse]], list[pb.WatchResponse]]:
+    """Play a match with random answers from test-driven seats, recording every message
+    each seat and one spectator received."""
+    match = server.create_match(game, seats, "--deadline-ms", "20000", *args)
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        clients = [SeatClient(channel, str(t)) for t in match.tokens]
+        for client in clients:
+            client.join()
+        await clients[0].next("match_started")
+        watched: list[pb.WatchResponse] = []
+
+        async def spectate() -> None:
+            async for message in wire.watch_stub(channel)(pb.WatchRequest(
+                    match_id=match.match_id)):
+                watched.append(message)
+
+        async def seat(client: SeatClient, rng: random.Random) -> None:
+            while True:
+                message = await client.call.read()
+                if message is grpc.aio.EOF:
+                    return
+                client.seen.append(message)
+                if message.WhichOneof("body") == "decision":
+                    request = message.decision
+                    client.answer(request.decision_id, rng.choice(list(request.legal)))
+                if message.WhichOneof("body") == "match_ended":
+                    client.close()
+                    return
+
+        spectator = asyncio.create_task(spectate())
+        await asyncio.gather(*(seat(c, random.Random(i)) for i, c in enumerate(clients)))
+        await asyncio.wait_for(spectator, 30)
+    return match.match_id, [c.seen for c in clients], watched
+
+
+def test_six_nimmt_streams_hold_no_other_hand_or_choice(server: ServerProcess) -> None:
+    """No request to a seat carries a card another seat still holds (its hand, or its choice
+    before the reveal); spectators get only public events."""
+    match_id, seen, watched = asyncio.run(record_match(server, "six_nimmt", 3))
+    replay = json.loads(server.replay(match_id))
+    requests = 0
+    for seat, messages in enumerate(seen):
+        for message in messages:
+            kind = message.WhichOneof("body")
+            if kind == "event":
+                assert message.event.type in PUBLIC_EVENTS
+                assert "hand" not in message.event.json
+            if kind != "decision":
+                continue
+            requests += 1
+            o = message.decision.six_nimmt
+            round_ = replay["rounds"][o.round]
+            played = [t["plays"] for t in round_["tricks"][:o.trick]]
+            if o.trick_plays.cards:
+                played.append(list(o.trick_plays.cards))
+            held = {other: set(round_["hands"][other]) - {p[other] for p in played}
+                    for other in range(3)}
+            assert set(o.hand) == held[seat]
+            shown = set(o.hand) | set(o.pool) | {c for r in o.rows for c in r.cards} | \
+                {c for p in o.piles for c in p.cards} | \
+                {c for t in o.revealed for c in t.cards} | set(o.trick_plays.cards) | \
+                {a.card for a in message.decision.legal}
+            for other in range(3):
+                if other != seat:
+                    assert not shown & held[other], (seat, other, shown & held[other])
+    assert requests > 30
+    assert watched and watched[-1].WhichOneof("body") == "match_ended"
+    for message in watched[:-1]:
+        assert message.event.type in PUBLIC_EVENTS and "hand" not in message.event.json
+
+
+def test_no_thanks_streams_hold_no_chips_hidden_or_removed_card(server: ServerProcess
+                                                                ) -> None:
+    """A seat sees its own chips and hidden card only; nobody sees the removed cards before
+    the end; spectators never see chips or hidden cards."""
+    match_id, seen, watched = asyncio.run(record_match(server, "no_thanks", 4, "--setting",
+                                                       "hidden_card=true"))
+    replay = json.loads(server.replay(match_id))
+    round_ = replay["rounds"][0]
+    hidden = round_["hidden"]
+    never_dealt = set(round_["removed"]) - set(hidden)
+
+    def secret_free(payload: dict[str, Any]) -> None:
+        assert not {"chips", "hidden", "hidden_card", "removed", "deck"} & set(payload)
+
+    for seat, messages in enumerate(seen):
+        for message in messages:
+            kind = message.WhichOneof("body")
+            if kind == "event":
+                secret_free(json.loads(message.event.json))
+            if kind != "decision":
+                continue
+            o = message.decision.no_thanks
+            assert o.hidden_card in (0, hidden[seat])
+            shown = {o.card} | {c for cards in o.cards for c in cards.cards} | \
+                {t.card for t in o.history}
+            assert not shown & never_dealt
+            others_hidden = {hidden[s] for s in range(4) if s != seat}
+            revealed = {t.card for t in o.history if t.action == "reveal_hidden"}
+            assert not (shown & others_hidden) - revealed
+    for message in watched:
+        if message.WhichOneof("body") == "event":
+            secret_free(json.loads(message.event.json))
