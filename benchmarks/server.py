@@ -31,6 +31,8 @@ import grpc  # noqa: E402
 
 from client_sdk import wire  # noqa: E402
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb  # noqa: E402
+from referee.six_nimmt import new_state  # noqa: E402
+from server.store import Store  # noqa: E402
 
 ECHO = "/bench.Echo/Ping"
 
@@ -59,27 +61,38 @@ async def _referee_seat(address: str, token: str, stop_at: float, warm_at: float
         while (m := await outgoing.get()) is not None:
             yield m
 
-    answered = 0
+    counter = [0]
     async with grpc.aio.insecure_channel(address) as channel:
         call = wire.bot_stub(channel)["Play"](requests(),
                                               metadata=[("authorization", f"Bearer {token}")])
-        sent = 0.0
-        async for message in call:
-            if message.WhichOneof("body") != "decision":
-                continue
-            now = time.perf_counter()
-            if sent and now > warm_at:
-                lat.append(now - sent)
-                answered += 1
-            if now > stop_at:
-                break
-            request = message.decision
-            sent = time.perf_counter()
-            outgoing.put_nowait(pb.PlayRequest(answer=pb.Answer(
-                decision_id=request.decision_id, action=request.legal[0])))
+        try:
+            await _answer_loop(call, outgoing, stop_at, warm_at, lat, counter)
+        except grpc.aio.AioRpcError as exc:
+            print(f"seat stream ended early: {exc.code().name} {exc.details()}",
+                  file=sys.stderr)
         outgoing.put_nowait(None)
         call.cancel()
-    return answered
+    return counter[0]
+
+
+async def _answer_loop(call: Any, outgoing: asyncio.Queue[pb.PlayRequest | None],
+                       stop_at: float, warm_at: float, lat: list[float],
+                       counter: list[int]) -> None:
+    """Answer every decision at once with the first legal action until ``stop_at``."""
+    sent = 0.0
+    async for message in call:
+        if message.WhichOneof("body") != "decision":
+            continue
+        now = time.perf_counter()
+        if sent and now > warm_at:
+            lat.append(now - sent)
+            counter[0] += 1
+        if now > stop_at:
+            break
+        request = message.decision
+        sent = time.perf_counter()
+        outgoing.put_nowait(pb.PlayRequest(answer=pb.Answer(
+            decision_id=request.decision_id, action=request.legal[0])))
 
 
 async def _echo_seat(address: str, stop_at: float, warm_at: float, lat: list[float]) -> int:
@@ -127,7 +140,8 @@ def _client(args: tuple[str, str, list[str], int, float, float]) -> tuple[int, l
 
 
 def _start(cmd: list[str]) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    log = open(Path(tempfile.gettempdir()) / "bullring-bench-server.log", "a")  # noqa: SIM115
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True,
                             cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -168,20 +182,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         db = f"sqlite:///{folder}/bench.db"
         cli = [sys.executable, "-m", "server.cli"]
-        referee, ref_address = _start([*cli, "serve", "--port", "0", "--db", db])
+        store = Store(db)
         echo, echo_address = _start([sys.executable, __file__, "--echo-server"])
+        referee: subprocess.Popen[str] | None = None
         try:
             print(f"{'bots':>5} {'referee dec/s':>14} {'echo rt/s':>10} {'ratio':>6} "
                   f"{'ref p50 ms':>10} {'ref p99 ms':>10} {'echo p50':>9} {'echo p99':>9} "
                   f"{'added p50':>10}")
             for bots in counts:
-                tokens = []
-                for _ in range(bots):
-                    out = subprocess.run(
-                        [*cli, "match", "create", "--game", "six_nimmt", "--seats", "2",
-                         "--house", "1=random", "--setting", "end_threshold=10000",
-                         "--db", db], check=True, capture_output=True, text=True, cwd=ROOT)
-                    tokens.append(out.stdout.splitlines()[1].split()[3])
+                # A fresh server per row: matches whose bots have left play on at full speed
+                # (defaults at once), which would load the next row.
+                referee, ref_address = _start([*cli, "serve", "--port", "0", "--db", db])
+                settings = new_state(2, {"end_threshold": 10_000}).settings
+                tokens = [str(store.create_match("six_nimmt", settings, i, ["bench", "random"],
+                                                 {1: "random"})[1][0]) for i in range(bots)]
                 ref = measure("referee", ref_address, tokens, bots, args.clients, args.seconds,
                               args.warmup)
                 ech = measure("echo", echo_address, [], bots, args.clients, args.seconds,
@@ -189,10 +203,13 @@ def main() -> None:
                 print(f"{bots:>5} {ref[0]:>14.0f} {ech[0]:>10.0f} {ref[0] / ech[0]:>6.2f} "
                       f"{ref[1]:>10.3f} {ref[2]:>10.3f} {ech[1]:>9.3f} {ech[2]:>9.3f} "
                       f"{ref[1] - ech[1]:>10.3f}", flush=True)
+                referee.terminate()
+                referee.wait(timeout=60)
         finally:
-            for proc in (referee, echo):
-                proc.terminate()
-                proc.wait(timeout=30)
+            for proc in (echo, referee):
+                if proc is not None and proc.poll() is None:
+                    proc.terminate()
+                    proc.wait(timeout=60)
 
 
 if __name__ == "__main__":

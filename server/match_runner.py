@@ -135,6 +135,11 @@ class MatchRunner:
     def submit(self, seat: int, decision_id: str, action: Action | None
                ) -> pb.AnswerAccepted | pb.AnswerRejected:
         """Take one answer from ``seat``: accepted, ignored as a duplicate, or rejected."""
+        link = self.seats[seat]
+        if link.disconnected and link.outbox is not None:
+            link.disconnected = False  # a struck-out seat that answers again is back
+            link.strikes = 0
+            self._event("reconnect", seat=seat, reason="answered again")
         pending = self.pending
         if pending is None or pending.ids.get(seat) != decision_id:
             return self._reject(seat, decision_id, pb.REJECT_REASON_NOT_PENDING,
@@ -197,13 +202,15 @@ class MatchRunner:
                 action = link.house.decide(state.observation(seat))
                 self.log.append(answer_event(state, seat, action))
                 pending.answers[seat] = action
-            elif not link.disconnected:
-                self._send_request(seat)
+            else:
+                self._send_request(seat)  # a struck-out seat still sees the game go on
         self._answer_for_absent()
         if pending.answers.keys() != pending.ids.keys():
             remaining = pending.deadline - time.monotonic()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(pending.complete.wait(), max(0.0, remaining))
+        else:
+            await asyncio.sleep(0)  # nobody to wait for (house or absent seats): yield anyway
         for seat in pending.ids:
             if seat not in pending.answers:
                 self._timeout(seat)
