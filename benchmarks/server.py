@@ -55,7 +55,7 @@ async def echo_server() -> None:
 async def _referee_seat(address: str, token: str, stop_at: float, warm_at: float,
                         lat: list[float]) -> int:
     outgoing: asyncio.Queue[pb.PlayRequest | None] = asyncio.Queue()
-    outgoing.put_nowait(pb.PlayRequest(join=pb.Join(client="bench")))
+    outgoing.put_nowait(pb.PlayRequest(join=pb.Join(client="bench", accept_batches=True)))
 
     async def requests() -> AsyncIterator[pb.PlayRequest]:
         while (m := await outgoing.get()) is not None:
@@ -80,9 +80,11 @@ async def _answer_loop(call: Any, outgoing: asyncio.Queue[pb.PlayRequest | None]
                        counter: list[int]) -> None:
     """Answer every decision at once with the first legal action until ``stop_at``."""
     sent = 0.0
-    async for message in call:
-        if message.WhichOneof("body") != "decision":
+    async for received in call:
+        decisions = [m for m in wire.unbatch(received) if m.HasField("decision")]
+        if not decisions:
             continue
+        message = decisions[-1]
         now = time.perf_counter()
         if sent and now > warm_at:
             lat.append(now - sent)

@@ -354,22 +354,23 @@ async def _play_stream(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tu
     """Play over the bidirectional stream; MatchEnded, or None if the stream just ended."""
     call = stubs["Play"](metadata=metadata)
     try:
-        await call.write(pb.PlayRequest(join=pb.Join(client=client)))
+        await call.write(pb.PlayRequest(join=pb.Join(client=client, accept_batches=True)))
         while True:
-            response = await call.read()
-            if response is grpc.aio.EOF:
+            received = await call.read()
+            if received is grpc.aio.EOF:
                 return None
             conn.heard = True
-            if response.WhichOneof("body") == "match_ended":
-                if seat.on_message is not None:
-                    seat.on_message(response)
-                await _close_writing(call)
-                return response.match_ended  # type: ignore[no-any-return]
-            answer = await seat.handle(response, time.monotonic())
-            if answer is not None:
-                # If the call has finished, the next read says how.
-                with contextlib.suppress(asyncio.InvalidStateError):
-                    await call.write(pb.PlayRequest(answer=answer))
+            for response in wire.unbatch(received):
+                if response.WhichOneof("body") == "match_ended":
+                    if seat.on_message is not None:
+                        seat.on_message(response)
+                    await _close_writing(call)
+                    return response.match_ended
+                answer = await seat.handle(response, time.monotonic())
+                if answer is not None:
+                    # If the call has finished, the next read says how.
+                    with contextlib.suppress(asyncio.InvalidStateError):
+                        await call.write(pb.PlayRequest(answer=answer))
     finally:
         call.cancel()
 
@@ -382,37 +383,46 @@ async def _close_writing(call: Any) -> None:
 async def _play_unary(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tuple[str, str]],
                       client: str, conn: _Connection) -> pb.MatchEnded | None:
     """Play over Subscribe and SubmitAnswer; MatchEnded, or None if the stream just ended."""
-    call = stubs["Subscribe"](pb.SubscribeRequest(client=client), metadata=metadata)
+    call = stubs["Subscribe"](pb.SubscribeRequest(client=client, accept_batches=True),
+                              metadata=metadata)
     try:
         while True:
-            response = await call.read()
-            if response is grpc.aio.EOF:
+            message = await call.read()
+            if message is grpc.aio.EOF:
                 return None
             conn.heard = True
-            if response.WhichOneof("body") == "match_ended":
-                if seat.on_message is not None:
-                    seat.on_message(response)
-                return response.match_ended  # type: ignore[no-any-return]
-            received = time.monotonic()
-            answer = await seat.handle(response, received)
-            if answer is None:
-                continue
-            timeout = max(0.1, response.decision.time_left_ms / 1000
-                          - (time.monotonic() - received))
-            try:
-                verdict = await stubs["SubmitAnswer"](pb.SubmitAnswerRequest(answer=answer),
-                                                      metadata=metadata, timeout=timeout)
-            except grpc.aio.AioRpcError as e:
-                if e.code() not in RETRYABLE:
-                    raise
-                log.warning("answer to decision %s not delivered: %s: %s", answer.decision_id,
-                            e.code().name, e.details())
-                continue
-            # A rejection also comes on the stream, where it is logged.
-            log.debug("answer to decision %s: %s", answer.decision_id,
-                      verdict.WhichOneof("verdict"))
+            for response in wire.unbatch(message):
+                ended = await _handle_unary(seat, stubs, metadata, response)
+                if ended is not None:
+                    return ended
     finally:
         call.cancel()
+
+
+async def _handle_unary(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tuple[str, str]],
+                        response: pb.PlayResponse) -> pb.MatchEnded | None:
+    """Act on one message of a Subscribe stream; MatchEnded if it is the end."""
+    if response.WhichOneof("body") == "match_ended":
+        if seat.on_message is not None:
+            seat.on_message(response)
+        return response.match_ended
+    received = time.monotonic()
+    answer = await seat.handle(response, received)
+    if answer is None:
+        return None
+    timeout = max(0.1, response.decision.time_left_ms / 1000 - (time.monotonic() - received))
+    try:
+        verdict = await stubs["SubmitAnswer"](pb.SubmitAnswerRequest(answer=answer),
+                                              metadata=metadata, timeout=timeout)
+    except grpc.aio.AioRpcError as e:
+        if e.code() not in RETRYABLE:
+            raise
+        log.warning("answer to decision %s not delivered: %s: %s", answer.decision_id,
+                    e.code().name, e.details())
+        return None
+    # A rejection also comes on the stream, where it is logged.
+    log.debug("answer to decision %s: %s", answer.decision_id, verdict.WhichOneof("verdict"))
+    return None
 
 
 # --------------------------------------------------------------------------- play

@@ -7,6 +7,7 @@ one table of method paths and serializers.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import grpc
@@ -106,6 +107,13 @@ def event_to_proto(event: Any) -> pb.PublicEvent:
     """Encode one public engine event (a NamedTuple) as a PublicEvent."""
     return pb.PublicEvent(type=type(event).__name__,
                           json=json.dumps(event._asdict(), separators=(",", ":")))
+
+
+def unbatch(response: pb.PlayResponse) -> Sequence[pb.PlayResponse]:
+    """The messages ``response`` carries: those of a batch, in order, or just itself."""
+    if response.WhichOneof("body") == "batch":
+        return response.batch.messages
+    return (response,)
 
 
 def channel_options() -> list[tuple[str, int]]:

@@ -1,14 +1,24 @@
 """The match runner: one per live match, the only owner of time.
 
 It sends each pending seat its decision request, waits until every pending seat has answered
-or the deadline has passed (never longer), fills default actions (RULES.md §3), counts
+or its deadline has passed (never longer), fills default actions (RULES.md §3), counts
 strikes, marks silent or vanished seats disconnected, and lets them back into their seat.
+
+A seat's deadline runs from when its request is taken out of the seat's outbox to be written
+to its connection, not from when the runner queued it: a busy server never eats a bot's time.
+A request still unsent one deadline after it was queued (a stalled connection) counts as sent
+then, so a decision point never lasts longer than two deadlines.
+
+Decision points are driven by callbacks on the event loop rather than a task per decision:
+the last answer schedules the resolution at once, a timer handles the deadline. So the
+events and next request reach the seat's outbox before its stream wakes up to write the
+verdict, and a client that accepts batches gets them all in one message.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -27,6 +37,25 @@ from server.store import MatchConfig
 log = logging.getLogger("bullring.match")
 
 
+class Outbox(asyncio.Queue["pb.PlayResponse | None"]):
+    """The messages waiting for one connection of a seat; None ends the connection.
+
+    Taking a decision request out (to write it) tells the runner the request is sent, which
+    starts the seat's clock.
+    """
+
+    def __init__(self, on_sent: Callable[[pb.DecisionRequest], None]) -> None:
+        super().__init__()
+        self._on_sent = on_sent
+
+    def get_nowait(self) -> pb.PlayResponse | None:
+        """Take the next message; a decision request taken out counts as sent now."""
+        item = super().get_nowait()
+        if item is not None and item.HasField("decision"):
+            self._on_sent(item.decision)
+        return item
+
+
 @dataclass(eq=False)
 class SeatLink:
     """The server's side of one seat: its live connection (if any) and its strike count."""
@@ -34,7 +63,7 @@ class SeatLink:
     seat: int
     name: str
     house: Bot | None = None
-    outbox: asyncio.Queue[pb.PlayResponse | None] | None = None
+    outbox: Outbox | None = None
     """Messages for the connected stream; None while nobody is connected."""
     disconnected: bool = True
     strikes: int = 0
@@ -48,10 +77,15 @@ class Pending:
     """The decision point in progress: who must answer, with which ids, and what came in."""
 
     ids: dict[int, str]
+    opened: float = 0.0
+    """When the requests were queued (monotonic seconds)."""
     sent_at: dict[int, float] = field(default_factory=dict)
+    """When each seat's request was first taken out to be written: its clock starts there."""
     answers: dict[int, Action] = field(default_factory=dict)
-    deadline: float = 0.0
-    complete: asyncio.Event = field(default_factory=asyncio.Event)
+    timer: asyncio.TimerHandle | None = None
+    """The next deadline check."""
+    closing: bool = False
+    """Every seat has an answer and the resolution is scheduled."""
 
 
 class MatchRunner:
@@ -81,16 +115,19 @@ class MatchRunner:
         self.start_timeout_s = start_timeout_s
         self._on_finish = on_finish
         self._all_joined = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._over: asyncio.Future[None] | None = None
+        """Resolved when the game is over (or failed), once the match has started."""
         self._check_all_joined()
 
     # -- connections ---------------------------------------------------------------------
 
-    def attach(self, seat: int) -> tuple[asyncio.Queue[pb.PlayResponse | None], int]:
+    def attach(self, seat: int) -> tuple[Outbox, int]:
         """Connect a new stream to ``seat`` (replacing any older one); return its outbox."""
         link = self.seats[seat]
         if link.outbox is not None:
             link.outbox.put_nowait(None)
-        link.outbox = asyncio.Queue()
+        link.outbox = Outbox(functools.partial(self._sent, seat))
         link.connection += 1
         was_gone = link.disconnected and link.joined_once
         link.disconnected = False
@@ -155,12 +192,13 @@ class MatchRunner:
             return self._reject(seat, decision_id, pb.REJECT_REASON_MALFORMED_ACTION, str(exc))
         except IllegalActionError as exc:
             return self._reject(seat, decision_id, pb.REJECT_REASON_ILLEGAL_ACTION, str(exc))
-        elapsed_ms = round((time.monotonic() - pending.sent_at.get(seat, 0)) * 1000, 3)
-        self.log.append({**answer_event(self.state, seat, action), "ms": elapsed_ms})
+        now = time.monotonic()
+        entry = answer_event(self.state, seat, action)
+        entry["ms"] = round((now - pending.sent_at.get(seat, now)) * 1000, 3)
+        self.log.append(entry)
         pending.answers[seat] = action
-        self.seats[seat].strikes = 0
-        if pending.answers.keys() == pending.ids.keys():
-            pending.complete.set()
+        link.strikes = 0
+        self._check_complete(pending)
         return pb.AnswerAccepted(decision_id=decision_id)
 
     def _reject(self, seat: int, decision_id: str, reason: pb.RejectReason,
@@ -180,22 +218,29 @@ class MatchRunner:
                                                   if not s.joined_once])
         self.started.set()
         self._event("match_start")
-        termination = "normal"
+        self._loop = asyncio.get_running_loop()
+        self._over = self._loop.create_future()
         try:
-            while not self.state.over:
-                await self._decision_point()
+            if not self.state.over:
+                self._open()
+            else:
+                self._over.set_result(None)
+            await self._over
         except asyncio.CancelledError:
+            self._halt()
             await self._finish("aborted")
             raise
-        await self._finish(termination)
+        await self._finish("normal")
 
-    async def _decision_point(self) -> None:
+    def _open(self) -> None:
+        """Start a decision point: ask every pending seat, arm the deadline check."""
+        assert self._loop is not None
         state = self.state
-        step = state.step
-        pending = Pending({seat: f"{self.config.match_id}:{step}:{seat}"
-                           for seat in state.pending})
+        now = time.monotonic()
+        match_id, step = self.config.match_id, state.step
+        pending = Pending({seat: f"{match_id}:{step}:{seat}" for seat in state.pending},
+                          opened=now)
         self.pending = pending
-        pending.deadline = time.monotonic() + self.deadline_s
         for seat in pending.ids:
             link = self.seats[seat]
             if link.house is not None:
@@ -205,31 +250,96 @@ class MatchRunner:
             else:
                 self._send_request(seat)  # a struck-out seat still sees the game go on
         self._answer_for_absent()
-        if pending.answers.keys() != pending.ids.keys():
-            remaining = pending.deadline - time.monotonic()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(pending.complete.wait(), max(0.0, remaining))
-        else:
-            await asyncio.sleep(0)  # nobody to wait for (house or absent seats): yield anyway
-        for seat in pending.ids:
-            if seat not in pending.answers:
-                self._timeout(seat)
-        answers = {seat: pending.answers[seat] for seat in state.pending}
+        if not pending.closing:
+            pending.timer = self._loop.call_at(now + self.deadline_s, self._on_clock, pending)
+
+    def _due(self, pending: Pending, seat: int, now: float) -> float:
+        """When ``seat``'s answer is due: a deadline after its request was sent (if unsent,
+        as if sent ``now``), and at most two deadlines after the request was queued."""
+        sent = pending.sent_at.get(seat, now)
+        return min(sent, pending.opened + self.deadline_s) + self.deadline_s
+
+    def _on_clock(self, pending: Pending) -> None:
+        """The deadline check: default every seat whose time is up; wait for the others."""
+        if self.pending is not pending or pending.closing:
+            return
+        assert self._loop is not None
+        try:
+            now = time.monotonic()
+            next_due = None
+            for seat in pending.ids:
+                if seat in pending.answers:
+                    continue
+                due = self._due(pending, seat, now)
+                if due <= now:
+                    self._timeout(seat)
+                elif next_due is None or due < next_due:
+                    next_due = due
+            self._check_complete(pending)
+            if next_due is not None and not pending.closing:
+                pending.timer = self._loop.call_at(next_due, self._on_clock, pending)
+        except Exception as exc:
+            self._fail(exc)
+
+    def _check_complete(self, pending: Pending) -> None:
+        """Once every pending seat has an answer, resolve the decision point next."""
+        if pending.closing or pending.answers.keys() != pending.ids.keys():
+            return
+        assert self._loop is not None
+        pending.closing = True
+        if pending.timer is not None:
+            pending.timer.cancel()
+            pending.timer = None
+        # Not at once: the answer's verdict goes into the outbox first, then the events.
+        self._loop.call_soon(self._close, pending)
+
+    def _close(self, pending: Pending) -> None:
+        """Apply the answers, publish the events, then open the next decision point."""
+        if self.pending is not pending:
+            return  # the match was aborted meanwhile
+        assert self._over is not None
+        try:
+            state = self.state
+            answers = {seat: pending.answers[seat] for seat in state.pending}
+            self.pending = None
+            for engine_event in state.apply(answers):
+                self._publish(wire.event_to_proto(engine_event))
+            if state.over:
+                if not self._over.done():
+                    self._over.set_result(None)
+            else:
+                self._open()
+        except Exception as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: Exception) -> None:
+        """A bug in a decision point: stop the clock and let ``run`` raise it."""
+        self._halt()
+        if self._over is not None and not self._over.done():
+            self._over.set_exception(exc)
+
+    def _halt(self) -> None:
+        """Stop the clock: no decision point is in progress any more."""
+        if self.pending is not None and self.pending.timer is not None:
+            self.pending.timer.cancel()
         self.pending = None
-        events = state.apply(answers)
-        for engine_event in events:
-            self._publish(wire.event_to_proto(engine_event))
 
     def _send_request(self, seat: int) -> None:
         pending = self.pending
         link = self.seats[seat]
         if pending is None or link.outbox is None:
             return
-        left_ms = max(0, int((pending.deadline - time.monotonic()) * 1000))
+        now = time.monotonic()
+        left_ms = max(0, int((self._due(pending, seat, now) - now) * 1000))
         request = wire.observation_to_request(self.state.observation(seat),
                                               pending.ids[seat], left_ms)
-        pending.sent_at.setdefault(seat, time.monotonic())
         link.outbox.put_nowait(pb.PlayResponse(decision=request))
+
+    def _sent(self, seat: int, request: pb.DecisionRequest) -> None:
+        """``seat``'s request was taken out of its outbox to be written: its clock starts."""
+        pending = self.pending
+        if pending is not None and pending.ids.get(seat) == request.decision_id:
+            pending.sent_at.setdefault(seat, time.monotonic())
 
     def _answer_for_absent(self) -> None:
         """Give default actions at once to pending seats that are disconnected."""
@@ -239,8 +349,7 @@ class MatchRunner:
         for seat in pending.ids:
             if seat not in pending.answers and self.seats[seat].disconnected:
                 self._default(seat, "disconnected")
-        if pending.answers.keys() == pending.ids.keys():
-            pending.complete.set()
+        self._check_complete(pending)
 
     def _timeout(self, seat: int) -> None:
         link = self.seats[seat]

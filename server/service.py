@@ -14,7 +14,7 @@ from google.protobuf.message import DecodeError
 from client_sdk import wire
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from server.hub import MatchHub, MatchOverError
-from server.match_runner import MatchRunner
+from server.match_runner import MatchRunner, Outbox
 from server.store import UnknownMatchError
 
 
@@ -99,12 +99,19 @@ class BotService:
         if message is None or message.WhichOneof("body") != "join":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 "the first message of Play must be a well-formed Join")
+        batches = message.join.accept_batches
         outbox, connection = runner.attach(seat)
         problem: list[str] = []
         reader = asyncio.create_task(self._read(requests, runner, seat, outbox, problem))
         try:
             while (item := await outbox.get()) is not None:
-                yield item
+                if batches and not outbox.empty():
+                    item, ended = _take_ready(outbox, item)
+                    yield item
+                    if ended:
+                        break
+                else:
+                    yield item
             if problem:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem[0])
         finally:
@@ -114,7 +121,7 @@ class BotService:
             runner.detach(seat, connection, "stream closed")
 
     async def _read(self, requests: AsyncIterator[bytes], runner: MatchRunner, seat: int,
-                    outbox: asyncio.Queue[pb.PlayResponse | None], problem: list[str]) -> None:
+                    outbox: Outbox, problem: list[str]) -> None:
         try:
             async for raw in requests:
                 message = _parse(pb.PlayRequest, raw)
@@ -138,13 +145,21 @@ class BotService:
     async def subscribe(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
                         ) -> AsyncIterator[pb.PlayResponse]:
         """A seat's server stream, for clients that answer with SubmitAnswer."""
-        if _parse(pb.SubscribeRequest, raw) is None:
+        request = _parse(pb.SubscribeRequest, raw)
+        if request is None:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed SubscribeRequest")
         runner, seat = await self._seat(context)
+        batches = request.accept_batches
         outbox, connection = runner.attach(seat)
         try:
             while (item := await outbox.get()) is not None:
-                yield item
+                if batches and not outbox.empty():
+                    item, ended = _take_ready(outbox, item)
+                    yield item
+                    if ended:
+                        break
+                else:
+                    yield item
         finally:
             runner.detach(seat, connection, "stream closed")
 
@@ -213,6 +228,20 @@ def _parse(cls: Any, raw: bytes | None) -> Any:
     except (DecodeError, RuntimeWarning, ValueError):
         return None
     return message
+
+
+def _take_ready(outbox: Outbox, first: pb.PlayResponse) -> tuple[pb.PlayResponse, bool]:
+    """``first`` and every message already waiting in ``outbox``, as one PlayResponse (a
+    batch if more than one); True if the outbox's end came among them."""
+    batch = pb.PlayResponse()
+    messages = batch.batch.messages
+    messages.append(first)
+    while not outbox.empty():
+        item = outbox.get_nowait()
+        if item is None:
+            return (batch if len(messages) > 1 else first), True
+        messages.append(item)
+    return batch, False
 
 
 def _verdict_message(verdict: pb.AnswerAccepted | pb.AnswerRejected) -> pb.PlayResponse:
