@@ -1,7 +1,7 @@
 """Answered decisions per second and answer-to-next-request latency of the referee server,
 beside a raw grpc.aio echo ping-pong measured in the same run.
 
-Run: python benchmarks/server.py [--bots 1,64,512] [--seconds 5] [--clients 2]
+Run: python benchmarks/server.py [--bots 1,64,512] [--seconds 5] [--clients 2] [--repeats 3]
 
 Each connected bot plays its own 2-seat 6 nimmt! match against an in-process house bot, so
 every wait it sees is the server's. Bots answer at once with their first legal card. The echo
@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +35,11 @@ import grpc  # noqa: E402
 from client_sdk import wire  # noqa: E402
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb  # noqa: E402
 from referee.six_nimmt import new_state  # noqa: E402
-from server.store import Store  # noqa: E402
+from server.store import Store, UnknownMatchError  # noqa: E402
 
 ECHO = "/bench.Echo/Ping"
+SPAWN_S = 2.0
+"""Time allowed for the client processes to start, before the warm-up begins."""
 
 
 async def echo_server() -> None:
@@ -54,89 +59,87 @@ async def echo_server() -> None:
 
 async def _referee_seat(address: str, token: str, stop_at: float, warm_at: float,
                         lat: list[float]) -> int:
-    outgoing: asyncio.Queue[pb.PlayRequest | None] = asyncio.Queue()
-    outgoing.put_nowait(pb.PlayRequest(join=pb.Join(client="bench", accept_batches=True)))
-
-    async def requests() -> AsyncIterator[pb.PlayRequest]:
-        while (m := await outgoing.get()) is not None:
-            yield m
-
-    counter = [0]
+    """Play one seat: answer every decision at once with its first legal action."""
+    done = 0
     async with grpc.aio.insecure_channel(address) as channel:
-        call = wire.bot_stub(channel)["Play"](requests(),
-                                              metadata=[("authorization", f"Bearer {token}")])
+        call = wire.bot_stub(channel)["Play"](metadata=[("authorization", f"Bearer {token}")])
         try:
-            await _answer_loop(call, outgoing, stop_at, warm_at, lat, counter)
+            await call.write(pb.PlayRequest(join=pb.Join(client="bench", accept_batches=True)))
+            sent = 0.0
+            while True:
+                received = await call.read()
+                if received is grpc.aio.EOF:
+                    break
+                message = None
+                for item in wire.unbatch(received):
+                    if item.HasField("decision"):
+                        message = item
+                if message is None:
+                    continue
+                now = time.perf_counter()
+                if sent and now > warm_at:
+                    lat.append(now - sent)
+                    done += 1
+                if now > stop_at:
+                    break
+                request = message.decision
+                sent = time.perf_counter()
+                await call.write(pb.PlayRequest(answer=pb.Answer(
+                    decision_id=request.decision_id, action=request.legal[0])))
         except grpc.aio.AioRpcError as exc:
             print(f"seat stream ended early: {exc.code().name} {exc.details()}",
                   file=sys.stderr)
-        outgoing.put_nowait(None)
         call.cancel()
-    return counter[0]
-
-
-async def _answer_loop(call: Any, outgoing: asyncio.Queue[pb.PlayRequest | None],
-                       stop_at: float, warm_at: float, lat: list[float],
-                       counter: list[int]) -> None:
-    """Answer every decision at once with the first legal action until ``stop_at``."""
-    sent = 0.0
-    async for received in call:
-        decisions = [m for m in wire.unbatch(received) if m.HasField("decision")]
-        if not decisions:
-            continue
-        message = decisions[-1]
-        now = time.perf_counter()
-        if sent and now > warm_at:
-            lat.append(now - sent)
-            counter[0] += 1
-        if now > stop_at:
-            break
-        request = message.decision
-        sent = time.perf_counter()
-        outgoing.put_nowait(pb.PlayRequest(answer=pb.Answer(
-            decision_id=request.decision_id, action=request.legal[0])))
+    return done
 
 
 async def _echo_seat(address: str, stop_at: float, warm_at: float, lat: list[float]) -> int:
+    """Ping-pong a message the size of an answer until ``stop_at``."""
     payload = pb.PlayRequest(answer=pb.Answer(decision_id="m:1:0", action=pb.Action(card=5)))
     raw = payload.SerializeToString()
-    outgoing: asyncio.Queue[bytes | None] = asyncio.Queue()
-
-    async def requests() -> AsyncIterator[bytes]:
-        while (m := await outgoing.get()) is not None:
-            yield m
-
     done = 0
     async with grpc.aio.insecure_channel(address) as channel:
-        call = channel.stream_stream(ECHO)(requests())
-        outgoing.put_nowait(raw)
-        sent = time.perf_counter()
-        async for _ in call:
+        call: Any = channel.stream_stream(ECHO)()
+        while True:
+            sent = time.perf_counter()
+            await call.write(raw)
+            if await call.read() is grpc.aio.EOF:
+                break
             now = time.perf_counter()
             if now > warm_at:
                 lat.append(now - sent)
                 done += 1
             if now > stop_at:
                 break
-            sent = time.perf_counter()
-            outgoing.put_nowait(raw)
-        outgoing.put_nowait(None)
         call.cancel()
     return done
 
 
-def _client(args: tuple[str, str, list[str], int, float, float]) -> tuple[int, list[float]]:
-    mode, address, tokens, count, seconds, warmup = args
+def _client(args: tuple[str, str, list[str], int, float, float]
+            ) -> tuple[int, list[float], float]:
+    """One client process: its seats' round trips, their latencies, and its CPU seconds,
+    all counted between the parent's wall-clock ``warm`` and ``stop`` times."""
+    mode, address, tokens, count, warm_wall, stop_wall = args
 
-    async def run() -> tuple[int, list[float]]:
-        start = time.perf_counter()
-        warm_at, stop_at = start + warmup, start + warmup + seconds
+    async def run() -> tuple[int, list[float], float]:
+        offset = time.perf_counter() - time.time()  # the parent's wall-clock times, here
+        warm_at, stop_at = warm_wall + offset, stop_wall + offset
         lat: list[float] = []
+        cpu: list[float] = []
+
+        async def sample_cpu() -> None:
+            for moment in (warm_at, stop_at):
+                await asyncio.sleep(max(0.0, moment - time.perf_counter()))
+                cpu.append(time.process_time())
+
+        sampler = asyncio.create_task(sample_cpu())
         if mode == "referee":
             jobs = [_referee_seat(address, t, stop_at, warm_at, lat) for t in tokens]
         else:
             jobs = [_echo_seat(address, stop_at, warm_at, lat) for _ in range(count)]
-        return sum(await asyncio.gather(*jobs)), lat
+        done = sum(await asyncio.gather(*jobs))
+        await sampler
+        return done, lat, cpu[1] - cpu[0]
 
     return asyncio.run(run())
 
@@ -150,20 +153,84 @@ def _start(cmd: list[str]) -> tuple[subprocess.Popen[str], str]:
     return proc, line.split("listening on ")[1].split()[0]
 
 
-def measure(mode: str, address: str, tokens: list[str], bots: int, clients: int,
-            seconds: float, warmup: float) -> tuple[float, float, float]:
-    """Run ``bots`` seats over ``clients`` processes; return (per second, p50 ms, p99 ms)."""
-    k = max(1, min(clients, bots))
+@dataclass(frozen=True)
+class Figures:
+    """One measurement: round trips (answered decisions) per second, latency, and the CPU
+    each round trip cost the server and the client processes."""
+
+    per_s: float
+    p50_ms: float
+    p99_ms: float
+    server_cpu_us: float
+    client_cpu_us: float
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(mode: str, address: str, tokens: list[str], bots: int, server_pid: int,
+            args: argparse.Namespace) -> Figures:
+    """Run ``bots`` seats over ``args.clients`` processes, counting from ``args.warmup``
+    seconds after the clients' start for ``args.seconds``."""
+    k = max(1, min(args.clients, bots))
     shares = [tokens[i::k] for i in range(k)] if tokens else [[] for _ in range(k)]
     counts = [len(range(i, bots, k)) for i in range(k)]
-    jobs = [(mode, address, shares[i], counts[i], seconds, warmup) for i in range(k)]
+    warm_at = time.time() + SPAWN_S + args.warmup
+    stop_at = warm_at + args.seconds
+    jobs = [(mode, address, shares[i], counts[i], warm_at, stop_at) for i in range(k)]
+    cpu: list[float] = []
+
+    def sample_cpu() -> None:
+        for moment in (warm_at, stop_at):
+            time.sleep(max(0.0, moment - time.time()))
+            cpu.append(_cpu_seconds(server_pid))
+
+    sampler = threading.Thread(target=sample_cpu)
+    sampler.start()
     with multiprocessing.get_context("spawn").Pool(k) as pool:
         results = pool.map(_client, jobs)
-    total = sum(n for n, _ in results)
-    lat = sorted(x for _, xs in results for x in xs)
-    p50 = statistics.median(lat) * 1000 if lat else float("nan")
-    p99 = lat[int(len(lat) * 0.99)] * 1000 if lat else float("nan")
-    return total / seconds, p50, p99
+    sampler.join()
+    total = sum(n for n, _, _ in results)
+    lat = sorted(x for _, xs, _ in results for x in xs)
+    if not total:
+        raise RuntimeError(f"no {mode} round trip was counted")
+    return Figures(per_s=total / args.seconds, p50_ms=statistics.median(lat) * 1000,
+                   p99_ms=lat[int(len(lat) * 0.99)] * 1000,
+                   server_cpu_us=(cpu[1] - cpu[0]) / total * 1e6,
+                   client_cpu_us=sum(c for _, _, c in results) / total * 1e6)
+
+
+def referee_run(store: Store, db: str, bots: int, args: argparse.Namespace
+                ) -> tuple[Figures, int]:
+    """Measure the referee on a fresh server (matches whose bots have left play on at full
+    speed, with defaults at once, and would load the next run); return the figures and the
+    timeouts the stored logs charge to the bots (each answered at once, so any is the
+    server's fault)."""
+    cli = [sys.executable, "-m", "server.cli"]
+    referee, address = _start([*cli, "serve", "--port", "0", "--db", db])
+    try:
+        settings = new_state(2, {"end_threshold": 10_000}).settings
+        matches = [store.create_match("six_nimmt", settings, i, ["bench", "random"],
+                                      {1: "random"}) for i in range(bots)]
+        tokens = [str(seat_tokens[0]) for _, seat_tokens in matches]
+        figures = measure("referee", address, tokens, bots, referee.pid, args)
+    finally:
+        referee.terminate()  # graceful: every live match is stored as aborted, with its log
+        referee.wait(timeout=120)
+    timeouts = 0
+    for match_id, _ in matches:
+        with contextlib.suppress(UnknownMatchError):  # a match nobody joined has no log
+            events = store.replay(match_id)["events"]
+            timeouts += sum(e["type"] == "timeout" for e in events)
+            if os.environ.get("BENCH_DEBUG"):
+                for i, e in enumerate(events):
+                    if e["type"] == "timeout":
+                        print(match_id, events[max(0, i - 3):i + 3], file=sys.stderr)
+                        break
+    return figures, timeouts
 
 
 def main() -> None:
@@ -173,45 +240,47 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--warmup", type=float, default=1.5)
     parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="referee/echo pairs per row, alternating; the row shows the pair "
+                             "with the median ratio, and the range of the ratios")
     parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_server:
         asyncio.run(echo_server())
         return
     counts = [int(x) for x in args.bots.split(",")]
-    print(f"$ python benchmarks/server.py --bots {args.bots} --seconds {args.seconds} "
-          f"--clients {args.clients}")
+    print(f"$ python benchmarks/server.py --bots {args.bots} --seconds {args.seconds:g} "
+          f"--clients {args.clients} --repeats {args.repeats}")
     with tempfile.TemporaryDirectory() as folder:
         db = f"sqlite:///{folder}/bench.db"
-        cli = [sys.executable, "-m", "server.cli"]
         store = Store(db)
         echo, echo_address = _start([sys.executable, __file__, "--echo-server"])
-        referee: subprocess.Popen[str] | None = None
         try:
-            print(f"{'bots':>5} {'referee dec/s':>14} {'echo rt/s':>10} {'ratio':>6} "
-                  f"{'ref p50 ms':>10} {'ref p99 ms':>10} {'echo p50':>9} {'echo p99':>9} "
-                  f"{'added p50':>10}")
+            print(f"{'bots':>5} {'referee/s':>10} {'echo/s':>8} {'ratio':>5} {'(range)':>9} "
+                  f"{'ref p50':>8} {'ref p99':>8} {'echo p50':>8} {'echo p99':>8} "
+                  f"{'added p50':>9} {'timeouts':>8} {'server cpu us':>13} "
+                  f"{'client cpu us':>13}")
             for bots in counts:
-                # A fresh server per row: matches whose bots have left play on at full speed
-                # (defaults at once), which would load the next row.
-                referee, ref_address = _start([*cli, "serve", "--port", "0", "--db", db])
-                settings = new_state(2, {"end_threshold": 10_000}).settings
-                tokens = [str(store.create_match("six_nimmt", settings, i, ["bench", "random"],
-                                                 {1: "random"})[1][0]) for i in range(bots)]
-                ref = measure("referee", ref_address, tokens, bots, args.clients, args.seconds,
-                              args.warmup)
-                ech = measure("echo", echo_address, [], bots, args.clients, args.seconds,
-                              args.warmup)
-                print(f"{bots:>5} {ref[0]:>14.0f} {ech[0]:>10.0f} {ref[0] / ech[0]:>6.2f} "
-                      f"{ref[1]:>10.3f} {ref[2]:>10.3f} {ech[1]:>9.3f} {ech[2]:>9.3f} "
-                      f"{ref[1] - ech[1]:>10.3f}", flush=True)
-                referee.terminate()
-                referee.wait(timeout=60)
+                pairs: list[tuple[float, Figures, Figures]] = []
+                timeouts = 0
+                for _ in range(args.repeats):
+                    ref, charged = referee_run(store, db, bots, args)
+                    ech = measure("echo", echo_address, [], bots, echo.pid, args)
+                    timeouts += charged
+                    pairs.append((ref.per_s / ech.per_s, ref, ech))
+                pairs.sort(key=lambda pair: pair[0])
+                ratio, ref, ech = pairs[len(pairs) // 2]
+                spread = f"{pairs[0][0]:.2f}-{pairs[-1][0]:.2f}"
+                cpu = f"{ref.server_cpu_us:.0f}/{ech.server_cpu_us:.0f}"
+                client = f"{ref.client_cpu_us:.0f}/{ech.client_cpu_us:.0f}"
+                print(f"{bots:>5} {ref.per_s:>10.0f} {ech.per_s:>8.0f} {ratio:>5.2f} {spread:>9} "
+                      f"{ref.p50_ms:>8.3f} {ref.p99_ms:>8.3f} {ech.p50_ms:>8.3f} "
+                      f"{ech.p99_ms:>8.3f} {ref.p50_ms - ech.p50_ms:>9.3f} {timeouts:>8} "
+                      f"{cpu:>13} {client:>13}", flush=True)
         finally:
-            for proc in (echo, referee):
-                if proc is not None and proc.poll() is None:
-                    proc.terminate()
-                    proc.wait(timeout=60)
+            if echo.poll() is None:
+                echo.terminate()
+                echo.wait(timeout=60)
 
 
 if __name__ == "__main__":

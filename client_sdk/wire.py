@@ -55,29 +55,43 @@ def action_from_proto(message: pb.Action) -> Action | None:
     return value
 
 
+_ACTION_FIELD: dict[DecisionKind, str] = {
+    DecisionKind.PLAY_CARD: "card", DecisionKind.DRAFT_CARD: "card",
+    DecisionKind.CHOOSE_ROW: "row",
+    DecisionKind.TAKE_OR_PASS: "word", DecisionKind.REVEAL_HIDDEN_CARD: "word",
+}
+
+
 def observation_to_request(observation: Any, decision_id: str,
                            time_left_ms: int) -> pb.DecisionRequest:
     """Build the DecisionRequest carrying ``observation`` and its pending decision."""
+    # Built from plain dicts in one constructor call: this runs for every request the
+    # server sends, and upb converts nested dicts faster than separate message objects.
     decision: Decision = observation.decision
-    request = pb.DecisionRequest(
-        decision_id=decision_id, kind=KIND_TO_PROTO[decision.kind], time_left_ms=time_left_ms,
-        legal=[action_to_proto(decision.kind, a) for a in decision.legal])
+    name = _ACTION_FIELD[decision.kind]
+    legal = ([{name: str(a)} for a in decision.legal] if name == "word"
+             else [{name: int(a)} for a in decision.legal])
     if isinstance(observation, six_nimmt.Observation):
         o = observation
-        request.six_nimmt.CopyFrom(pb.SixNimmtObservation(
-            seat=o.seat, round=o.round, trick=o.trick, hand=o.hand,
-            rows=[pb.Cards(cards=r) for r in o.rows], piles=[pb.Cards(cards=p) for p in o.piles],
-            penalties=o.penalties, totals=o.totals,
-            revealed=[pb.Cards(cards=t) for t in o.revealed],
-            trick_plays=pb.Cards(cards=o.trick_plays or ()), pool=o.pool))
-    else:
-        n = observation
-        request.no_thanks.CopyFrom(pb.NoThanksObservation(
-            seat=n.seat, round=n.round, card=n.card or 0, pot=n.pot, chips=n.chips,
-            hidden_card=n.hidden_card or 0, cards=[pb.Cards(cards=c) for c in n.cards],
-            deck_left=n.deck_left, totals=n.totals, out=n.out,
-            history=[pb.Turn(seat=s, card=c, pot=p, action=a) for s, c, p, a in n.history]))
-    return request
+        return pb.DecisionRequest(
+            decision_id=decision_id, kind=KIND_TO_PROTO[decision.kind],
+            time_left_ms=time_left_ms, legal=legal, six_nimmt={
+                "seat": o.seat, "round": o.round, "trick": o.trick, "hand": o.hand,
+                "rows": [{"cards": r} for r in o.rows],
+                "piles": [{"cards": p} for p in o.piles],
+                "penalties": o.penalties, "totals": o.totals,
+                "revealed": [{"cards": t} for t in o.revealed],
+                "trick_plays": {"cards": o.trick_plays or ()}, "pool": o.pool})
+    n = observation
+    return pb.DecisionRequest(
+        decision_id=decision_id, kind=KIND_TO_PROTO[decision.kind], time_left_ms=time_left_ms,
+        legal=legal, no_thanks={
+            "seat": n.seat, "round": n.round, "card": n.card or 0, "pot": n.pot,
+            "chips": n.chips, "hidden_card": n.hidden_card or 0,
+            "cards": [{"cards": c} for c in n.cards], "deck_left": n.deck_left,
+            "totals": n.totals, "out": n.out,
+            "history": [{"seat": s, "card": c, "pot": p, "action": a}
+                        for s, c, p, a in n.history]})
 
 
 def observation_from_request(request: pb.DecisionRequest) -> Any:
@@ -103,10 +117,13 @@ def observation_from_request(request: pb.DecisionRequest) -> Any:
         tuple(n.out), decision)
 
 
+_JSON = json.JSONEncoder(separators=(",", ":"))
+"""Compact JSON, made once: ``json.dumps`` with options builds an encoder per call."""
+
+
 def event_to_proto(event: Any) -> pb.PublicEvent:
     """Encode one public engine event (a NamedTuple) as a PublicEvent."""
-    return pb.PublicEvent(type=type(event).__name__,
-                          json=json.dumps(event._asdict(), separators=(",", ":")))
+    return pb.PublicEvent(type=type(event).__name__, json=_JSON.encode(event._asdict()))
 
 
 def unbatch(response: pb.PlayResponse) -> Sequence[pb.PlayResponse]:

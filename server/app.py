@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -79,9 +80,23 @@ async def serve(options: ServerOptions) -> None:
     await server.stop()
 
 
+GC_THRESHOLDS = (50_000, 20, 100)
+"""Collect the young generation every 50,000 allocations instead of 700: every decision
+allocates hundreds of short-lived objects (messages, futures, handles), and with Python's
+defaults the collector ran every few decisions and took a third of the server's time."""
+
+
+def tune_gc() -> None:
+    """Freeze what start-up allocated (never traversed again) and collect less often."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 def main(options: ServerOptions) -> int:
     """Entry point of ``bullring serve``."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    tune_gc()
     asyncio.run(serve(options))
     return 0

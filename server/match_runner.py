@@ -18,6 +18,7 @@ verdict, and a client that accepts batches gets them all in one message.
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import logging
 import time
@@ -37,23 +38,55 @@ from server.store import MatchConfig
 log = logging.getLogger("bullring.match")
 
 
-class Outbox(asyncio.Queue["pb.PlayResponse | None"]):
-    """The messages waiting for one connection of a seat; None ends the connection.
+class Outbox:
+    """The messages waiting for one connection of a seat, in order; None ends the connection.
 
-    Taking a decision request out (to write it) tells the runner the request is sent, which
-    starts the seat's clock.
+    A lean stand-in for ``asyncio.Queue`` (same ``put_nowait``, ``get``, ``get_nowait``,
+    ``empty``, ``qsize``) for one reader: a burst of puts wakes the reader once. Taking a
+    decision request out (to write it) tells the runner the request is sent, which starts
+    the seat's clock.
     """
 
     def __init__(self, on_sent: Callable[[pb.DecisionRequest], None]) -> None:
-        super().__init__()
+        self._items: collections.deque[pb.PlayResponse | None] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
         self._on_sent = on_sent
 
+    def put_nowait(self, item: pb.PlayResponse | None) -> None:
+        """Queue ``item`` and wake the reader."""
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def empty(self) -> bool:
+        """True if nothing is waiting."""
+        return not self._items
+
+    def qsize(self) -> int:
+        """How many messages are waiting."""
+        return len(self._items)
+
     def get_nowait(self) -> pb.PlayResponse | None:
-        """Take the next message; a decision request taken out counts as sent now."""
-        item = super().get_nowait()
+        """Take the next message (``asyncio.QueueEmpty`` if none); a decision request taken
+        out counts as sent now."""
+        if not self._items:
+            raise asyncio.QueueEmpty
+        item = self._items.popleft()
         if item is not None and item.HasField("decision"):
             self._on_sent(item.decision)
         return item
+
+    async def get(self) -> pb.PlayResponse | None:
+        """Wait for the next message and take it."""
+        while not self._items:
+            waiter = self._waiter
+            if waiter is None or waiter.done():  # done: a cancelled earlier get
+                waiter = self._waiter = asyncio.get_running_loop().create_future()
+            await waiter
+        return self.get_nowait()
 
 
 @dataclass(eq=False)
