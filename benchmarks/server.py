@@ -17,7 +17,6 @@ import contextlib
 import multiprocessing
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -32,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 import grpc  # noqa: E402
 
+from benchmarks.common import cpu_seconds, percentile, start  # noqa: E402
 from client_sdk import wire  # noqa: E402
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb  # noqa: E402
 from referee.six_nimmt import new_state  # noqa: E402
@@ -71,9 +71,10 @@ async def _referee_seat(address: str, token: str, stop_at: float, warm_at: float
                 if received is grpc.aio.EOF:
                     break
                 message = None
-                for item in wire.unbatch(received):
+                for item in reversed(wire.unbatch(received)):  # a request ends its batch
                     if item.HasField("decision"):
                         message = item
+                        break
                 if message is None:
                     continue
                 now = time.perf_counter()
@@ -144,15 +145,6 @@ def _client(args: tuple[str, str, list[str], int, float, float]
     return asyncio.run(run())
 
 
-def _start(cmd: list[str]) -> tuple[subprocess.Popen[str], str]:
-    log = open(Path(tempfile.gettempdir()) / "bullring-bench-server.log", "a")  # noqa: SIM115
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True,
-                            cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    return proc, line.split("listening on ")[1].split()[0]
-
-
 @dataclass(frozen=True)
 class Figures:
     """One measurement: round trips (answered decisions) per second, latency, and the CPU
@@ -163,12 +155,6 @@ class Figures:
     p99_ms: float
     server_cpu_us: float
     client_cpu_us: float
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def measure(mode: str, address: str, tokens: list[str], bots: int, server_pid: int,
@@ -186,7 +172,7 @@ def measure(mode: str, address: str, tokens: list[str], bots: int, server_pid: i
     def sample_cpu() -> None:
         for moment in (warm_at, stop_at):
             time.sleep(max(0.0, moment - time.time()))
-            cpu.append(_cpu_seconds(server_pid))
+            cpu.append(cpu_seconds(server_pid))
 
     sampler = threading.Thread(target=sample_cpu)
     sampler.start()
@@ -198,7 +184,7 @@ def measure(mode: str, address: str, tokens: list[str], bots: int, server_pid: i
     if not total:
         raise RuntimeError(f"no {mode} round trip was counted")
     return Figures(per_s=total / args.seconds, p50_ms=statistics.median(lat) * 1000,
-                   p99_ms=lat[int(len(lat) * 0.99)] * 1000,
+                   p99_ms=percentile(lat, 0.99) * 1000,
                    server_cpu_us=(cpu[1] - cpu[0]) / total * 1e6,
                    client_cpu_us=sum(c for _, _, c in results) / total * 1e6)
 
@@ -210,7 +196,7 @@ def referee_run(store: Store, db: str, bots: int, args: argparse.Namespace
     timeouts the stored logs charge to the bots (each answered at once, so any is the
     server's fault)."""
     cli = [sys.executable, "-m", "server.cli"]
-    referee, address = _start([*cli, "serve", "--port", "0", "--db", db])
+    referee, address = start([*cli, "serve", "--port", "0", "--db", db])
     try:
         settings = new_state(2, {"end_threshold": 10_000}).settings
         matches = [store.create_match("six_nimmt", settings, i, ["bench", "random"],
@@ -254,7 +240,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         db = f"sqlite:///{folder}/bench.db"
         store = Store(db)
-        echo, echo_address = _start([sys.executable, __file__, "--echo-server"])
+        echo, echo_address = start([sys.executable, __file__, "--echo-server"])
         try:
             print(f"{'bots':>5} {'referee/s':>10} {'echo/s':>8} {'ratio':>5} {'(range)':>9} "
                   f"{'ref p50':>8} {'ref p99':>8} {'echo p50':>8} {'echo p99':>8} "
