@@ -363,7 +363,7 @@ class MatchRunner:
         if pending is None or link.outbox is None:
             return
         now = time.monotonic()
-        left_ms = max(0, int((self._due(pending, seat, now) - now) * 1000))
+        left_ms = max(0, round((self._due(pending, seat, now) - now) * 1000))
         request = wire.observation_to_request(self.state.observation(seat),
                                               pending.ids[seat], left_ms)
         link.outbox.put_nowait(pb.PlayResponse(decision=request))

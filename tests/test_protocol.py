@@ -166,3 +166,36 @@ def test_a_token_cannot_act_in_another_match(server: ServerProcess) -> None:
                 c.close()
                 c.call.cancel()
     run(body)
+
+
+@pytest.mark.parametrize("batches", [False, True], ids=["single", "batched"])
+def test_after_an_answer_come_its_verdict_the_events_and_the_next_request(
+        server: ServerProcess, batches: bool) -> None:
+    """After each answer a seat gets its verdict, then the public events, then its next
+    request, in that order. A client that set accept_batches gets them packed into batches
+    (never nested); one that did not never gets a batch."""
+    match = server.create_match("six_nimmt", 2, "--deadline-ms", "20000", "--house",
+                                "1=random")
+
+    async def body() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            client = SeatClient(channel, str(match.tokens[0]), batches)
+            client.join()
+            await client.next("match_started")
+            request = await client.next("decision")
+            for _ in range(12):
+                client.answer(request.decision_id, request.legal[0])
+                verdict_at = len(client.seen)
+                request = await client.next("decision")
+                between = [m.WhichOneof("body") for m in client.seen[verdict_at:-1]]
+                assert between[0] == "accepted" and set(between[1:]) <= {"event"}, between
+                assert client.seen[verdict_at].accepted.decision_id != request.decision_id
+            client.close()
+            packed = [r for r in client.received if r.WhichOneof("body") == "batch"]
+            if batches:
+                assert packed
+                assert all(m.WhichOneof("body") != "batch"
+                           for r in packed for m in r.batch.messages)
+            else:
+                assert not packed
+    run(body)

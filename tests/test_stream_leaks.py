@@ -9,6 +9,7 @@ import random
 from typing import Any
 
 import grpc
+import pytest
 
 from client_sdk import wire
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
@@ -19,13 +20,14 @@ PUBLIC_EVENTS = {"CardsRevealed", "TrickResolved", "CardDrafted", "RoundStarted"
                  "GameEnded", "CardTurnedUp", "Passed", "Took", "HiddenRevealed"}
 
 
-async def record_match(server: ServerProcess, game: str, seats: int, *args: str
+async def record_match(server: ServerProcess, game: str, seats: int, *args: str,
+                       batches: bool = False
                        ) -> tuple[str, list[list[pb.PlayResponse]], list[pb.WatchResponse]]:
     """Play a match with random answers from test-driven seats, recording every message
-    each seat and one spectator received."""
+    each seat (batches unpacked, if ``batches`` asks for them) and one spectator received."""
     match = server.create_match(game, seats, "--deadline-ms", "20000", *args)
     async with grpc.aio.insecure_channel(server.address) as channel:
-        clients = [SeatClient(channel, str(t)) for t in match.tokens]
+        clients = [SeatClient(channel, str(t), batches) for t in match.tokens]
         for client in clients:
             client.join()
         await clients[0].next("match_started")
@@ -38,10 +40,9 @@ async def record_match(server: ServerProcess, game: str, seats: int, *args: str
 
         async def seat(client: SeatClient, rng: random.Random) -> None:
             while True:
-                message = await client.call.read()
-                if message is grpc.aio.EOF:
+                message = await client.read()
+                if message is None:
                     return
-                client.seen.append(message)
                 if message.WhichOneof("body") == "decision":
                     request = message.decision
                     client.answer(request.decision_id, rng.choice(list(request.legal)))
@@ -55,10 +56,14 @@ async def record_match(server: ServerProcess, game: str, seats: int, *args: str
     return match.match_id, [c.seen for c in clients], watched
 
 
-def test_six_nimmt_streams_hold_no_other_hand_or_choice(server: ServerProcess) -> None:
+@pytest.mark.parametrize("batches", [False, True], ids=["single", "batched"])
+def test_six_nimmt_streams_hold_no_other_hand_or_choice(server: ServerProcess,
+                                                        batches: bool) -> None:
     """No request to a seat carries a card another seat still holds (its hand, or its choice
-    before the reveal); spectators get only public events."""
-    match_id, seen, watched = asyncio.run(record_match(server, "six_nimmt", 3))
+    before the reveal), whether messages come one by one or in batches; spectators get
+    only public events."""
+    match_id, seen, watched = asyncio.run(record_match(server, "six_nimmt", 3,
+                                                       batches=batches))
     replay = json.loads(server.replay(match_id))
     requests = 0
     for seat, messages in enumerate(seen):
