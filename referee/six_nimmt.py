@@ -10,7 +10,8 @@ from __future__ import annotations
 import random
 from bisect import bisect_left
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from operator import add
+from typing import Any, NamedTuple, NoReturn
 
 from referee.core import (
     Action,
@@ -23,6 +24,7 @@ from referee.core import (
     SettingsError,
     competition_ranks,
     derive_seed,
+    seeded_sample,
 )
 from referee.settings import COMMON_SETTINGS, Setting, SettingValue, check_seats, parse_settings
 
@@ -158,6 +160,9 @@ class View(NamedTuple):
 
 
 _ROW_INDEXES: tuple[int, ...] = tuple(range(ROW_COUNT))
+_DECK = range(1, HIGHEST_CARD + 1)
+_PLAY_CARD = DecisionKind.PLAY_CARD
+_CHOOSE_ROW = DecisionKind.CHOOSE_ROW
 _new = tuple.__new__
 """Builds a NamedTuple from a ready tuple, skipping its Python-level ``__new__`` (hot path)."""
 
@@ -192,6 +197,9 @@ class SixNimmtState:
         self._kind = DecisionKind.PLAY_CARD
         self._seat_range = range(seats)
         self._nothing_taken: tuple[tuple[int, ...], ...] = ((),) * seats
+        self._choose_row = [Decision(s, DecisionKind.CHOOSE_ROW, _ROW_INDEXES)
+                            for s in self._seat_range]
+        """Each seat's row-choice decision (it never changes)."""
         self._ends: list[int] = []
         """Row ends, ascending."""
         self._row_at: list[int] = []
@@ -247,29 +255,29 @@ class SixNimmtState:
         state is exactly as it was.
         """
         pending = self.pending
-        if not pending or answers.keys() != pending.keys():
-            self._explain_missing(answers)
+        if len(answers) != len(pending) or not pending:
+            self._reject_answer_set(answers)
         kind = self._kind
-        if kind is DecisionKind.PLAY_CARD:
-            hands = self.hands
-            plays = []
-            for seat in self._seat_range:
-                card = answers[seat]
-                if card.__class__ is not int or card not in hands[seat]:
-                    self.validate(seat, card)
-                plays.append(card)
-            self.step += 1
-            return self._play(tuple(plays))  # type: ignore[arg-type]
+        if kind is _PLAY_CARD:
+            # Every seat is pending: equal sizes and an answer for each seat mean equal keys.
+            try:
+                plays = tuple([answers[seat] for seat in self._seat_range])
+            except KeyError:
+                self._reject_answer_set(answers)
+            return self._play(plays)
         ((seat, answer),) = answers.items()
-        if answer.__class__ is not int or answer not in pending[seat].legal:
+        decision = pending.get(seat)
+        if decision is None:
+            self._reject_answer_set(answers)
+        if answer.__class__ is not int or answer not in decision.legal:
             self.validate(seat, answer)
         self.step += 1
-        if kind is DecisionKind.CHOOSE_ROW:
+        if kind is _CHOOSE_ROW:
             assert self.trick_plays is not None
-            return self._resolve(self.trick_plays, (seat, int(answer)), [])
-        return self._draft(seat, int(answer))
+            return self._resolve(self.trick_plays, (seat, answer), [])  # type: ignore[arg-type]
+        return self._draft(seat, answer)  # type: ignore[arg-type]
 
-    def _explain_missing(self, answers: Mapping[Seat, Action]) -> None:
+    def _reject_answer_set(self, answers: Mapping[Seat, Action]) -> NoReturn:
         if not self.pending:
             raise NotPendingError(next(iter(answers), 0), None,
                                   "the game is over; nothing is pending")
@@ -311,7 +319,6 @@ class SixNimmtState:
         self.penalties = (0,) * self.seats
         self.revealed = ()
         self.trick_plays = None
-        rng = random.Random(derive_seed(self.seed, "deal", self.round))
         n = self.seats
         self._tricks = []
         record: dict[str, Any] = {"tricks": self._tricks}
@@ -326,22 +333,23 @@ class SixNimmtState:
             record["draft"] = []
             self._ask_draft()
             return []
-        cards = rng.sample(range(1, HIGHEST_CARD + 1), HAND_SIZE * n + ROW_COUNT)
-        self.hands = [tuple(sorted(cards[i * HAND_SIZE:(i + 1) * HAND_SIZE])) for i in range(n)]
-        self._lay_rows(tuple((c,) for c in cards[HAND_SIZE * n:]))
+        cards = seeded_sample(_DECK, HAND_SIZE * n + ROW_COUNT, self.seed, "deal", self.round)
+        self.hands = [tuple(sorted(cards[i:i + HAND_SIZE])) for i in range(0, HAND_SIZE * n,
+                                                                             HAND_SIZE)]
+        self._lay_rows(tuple([(c,) for c in cards[HAND_SIZE * n:]]))
         return self._begin_play(record)
 
     def _begin_play(self, record: dict[str, Any]) -> list[Event]:
         record["hands"] = tuple(self.hands)
         record["rows"] = self.rows
         self._ask_play()
-        return [RoundStarted(self.round, self.rows)]
+        return [_new(RoundStarted, (self.round, self.rows))]
 
     def _lay_rows(self, rows: tuple[tuple[int, ...], ...]) -> None:
         self.rows = rows
-        pairs = sorted((row[-1], r) for r, row in enumerate(rows))
-        self._ends = [end for end, _ in pairs]
-        self._row_at = [r for _, r in pairs]
+        ends = [row[-1] for row in rows]
+        self._row_at = order = sorted(_ROW_INDEXES, key=ends.__getitem__)
+        self._ends = [ends[r] for r in order]
 
     def _ask_draft(self) -> None:
         seat = self._draft_order[-1]
@@ -349,8 +357,10 @@ class SixNimmtState:
         self.pending = {seat: Decision(seat, DecisionKind.DRAFT_CARD, self.pool)}
 
     def _ask_play(self) -> None:
-        kind = self._kind = DecisionKind.PLAY_CARD
-        self.pending = {s: _new(Decision, (s, kind, self.hands[s])) for s in self._seat_range}
+        self._kind = _PLAY_CARD
+        pending = self.pending = {}
+        for seat, hand in enumerate(self.hands):
+            pending[seat] = _new(Decision, (seat, _PLAY_CARD, hand))
 
     def _draft(self, seat: Seat, card: int) -> list[Event]:
         self._draft_order.pop()
@@ -367,21 +377,30 @@ class SixNimmtState:
         events.extend(self._begin_play(record))
         return events
 
-    def _play(self, plays: tuple[int, ...]) -> list[Event]:
-        hands = self.hands
-        for seat, card in enumerate(plays):
-            hand = hands[seat]
+    def _play(self, plays: tuple[Action, ...]) -> list[Event]:
+        # Every card is checked, and the hands without it built, before anything changes.
+        rest: list[tuple[int, ...]] = []
+        for card, hand in zip(plays, self.hands, strict=True):
+            if card.__class__ is not int or card not in hand:
+                self._reject(plays)
             i = hand.index(card)
-            hands[seat] = hand[:i] + hand[i + 1:]
+            rest.append(hand[:i] + hand[i + 1:])
+        self.hands = rest
+        self.step += 1
         events: list[Event] = [_new(CardsRevealed, (self.round, self.trick, plays))]
-        low = min(plays)
+        low: int = min(plays)  # type: ignore[assignment]
         if low < self._ends[0]:
             seat = plays.index(low)
-            self.trick_plays = plays
-            self._kind = DecisionKind.CHOOSE_ROW
-            self.pending = {seat: _new(Decision, (seat, DecisionKind.CHOOSE_ROW, _ROW_INDEXES))}
+            self.trick_plays = plays  # type: ignore[assignment]
+            self._kind = _CHOOSE_ROW
+            self.pending = {seat: self._choose_row[seat]}
             return events
-        return self._resolve(plays, None, events)
+        return self._resolve(plays, None, events)  # type: ignore[arg-type]
+
+    def _reject(self, plays: tuple[Action, ...]) -> NoReturn:
+        for seat, card in enumerate(plays):
+            self.validate(seat, card)
+        raise AssertionError("a rejected play passed validation")  # pragma: no cover
 
     def _resolve(self, plays: tuple[int, ...], choice: tuple[Seat, int] | None,
                  events: list[Event]) -> list[Event]:
@@ -389,54 +408,57 @@ class SixNimmtState:
         # placed after the closest lower end replaces it without changing the order.
         rows = list(self.rows)
         ends, row_at = self._ends, self._row_at
-        takes: list[tuple[Seat, tuple[int, ...]]] = []
+        taken: list[tuple[int, ...]] | None = None
         for card in sorted(plays):
             i = bisect_left(ends, card) - 1
-            if i < 0:
+            if i >= 0:
+                ends[i] = card
+                r = row_at[i]
+                row = rows[r]
+                if len(row) < ROW_LIMIT:
+                    rows[r] = row + (card,)  # noqa: RUF005 (faster than unpacking)
+                    continue
+            else:
                 assert choice is not None
                 r = choice[1]
                 j = row_at.index(r)
                 del ends[j], row_at[j]
                 ends.insert(0, card)
                 row_at.insert(0, r)
-            else:
-                r = row_at[i]
-                ends[i] = card
-                if len(rows[r]) < ROW_LIMIT:
-                    rows[r] += (card,)
-                    continue
-            takes.append((plays.index(card), rows[r]))
+                row = rows[r]
+                self.trick_plays = None
+            if taken is None:
+                taken = [()] * self.seats
+            taken[plays.index(card)] = row
             rows[r] = (card,)
         self.rows = rows_after = tuple(rows)
-        if takes:
-            taken: list[tuple[int, ...]] = [()] * self.seats
-            piles, penalties = list(self.piles), list(self.penalties)
-            for seat, cards in takes:
-                taken[seat] = cards
-                piles[seat] += cards
-                penalties[seat] += _row_cost(cards)
-            taken_t = tuple(taken)
-            self.piles, self.penalties = tuple(piles), tuple(penalties)
-        else:
+        if taken is None:
             taken_t = self._nothing_taken
-        resolved = _new(TrickResolved, (self.round, self.trick, plays, choice, taken_t,
-                                        rows_after))
+        else:
+            taken_t = tuple(taken)
+            self.piles = tuple(map(add, self.piles, taken_t))
+            self.penalties = tuple([p + sum(map(BULLHEADS.__getitem__, cards))
+                                    for p, cards in zip(self.penalties, taken_t, strict=True)])
+        trick = self.trick
+        resolved = _new(TrickResolved, (self.round, trick, plays, choice, taken_t, rows_after))
         self._tricks.append(resolved)
         events.append(resolved)
         self.revealed = (*self.revealed, plays)
-        self.trick_plays = None
-        self.trick += 1
-        if self.trick < HAND_SIZE:
-            self._ask_play()
+        self.trick = trick = trick + 1
+        if trick < HAND_SIZE:
+            self._kind = _PLAY_CARD
+            pending = self.pending = {}
+            for seat, hand in enumerate(self.hands):
+                pending[seat] = _new(Decision, (seat, _PLAY_CARD, hand))
             return events
         events.extend(self._end_round())
         return events
 
     def _end_round(self) -> list[Event]:
-        penalties = tuple(self.penalties)
-        self.totals = tuple(t + p for t, p in zip(self.totals, penalties, strict=True))
+        penalties = self.penalties
+        self.totals = tuple(map(add, self.totals, penalties))
         self.rounds_log[-1]["penalties"] = list(penalties)
-        events: list[Event] = [RoundEnded(self.round, penalties, self.totals)]
+        events: list[Event] = [_new(RoundEnded, (self.round, penalties, self.totals))]
         if self._game_ends():
             self.over = True
             self.pending = {}
@@ -453,7 +475,7 @@ class SixNimmtState:
 
 
 def _row_cost(cards: tuple[int, ...]) -> int:
-    return sum([BULLHEADS[c] for c in cards])
+    return sum(map(BULLHEADS.__getitem__, cards))
 
 
 def _why_illegal(decision: Decision, action: object) -> str:
