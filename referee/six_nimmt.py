@@ -171,6 +171,11 @@ class SixNimmtState:
     """A 6 nimmt! match in progress: pending decisions in, public events out."""
 
     game = GAME_ID
+    __slots__ = ("_choose_row", "_draft_order", "_ends", "_fixed_rounds", "_kind", "_more_than",
+                 "_nothing_taken", "_row_at", "_seat_order", "_seat_range", "_threshold",
+                 "_tricks", "hands", "over", "penalties", "pending", "piles", "pool",
+                 "professional", "revealed", "round", "rounds_log", "rows", "seats", "seed",
+                 "settings", "step", "totals", "trick", "trick_plays")
 
     def __init__(self, seats: int, settings: Mapping[str, Any] | None = None, seed: int = 0):
         check_seats(GAME_ID, seats, MIN_SEATS, MAX_SEATS)
@@ -196,6 +201,7 @@ class SixNimmtState:
         self.pending: dict[Seat, Decision] = {}
         self._kind = DecisionKind.PLAY_CARD
         self._seat_range = range(seats)
+        self._seat_order = tuple(self._seat_range)
         self._nothing_taken: tuple[tuple[int, ...], ...] = ((),) * seats
         self._choose_row = [Decision(s, DecisionKind.CHOOSE_ROW, _ROW_INDEXES)
                             for s in self._seat_range]
@@ -257,22 +263,46 @@ class SixNimmtState:
         pending = self.pending
         if len(answers) != len(pending) or not pending:
             self._reject_answer_set(answers)
-        kind = self._kind
-        if kind is _PLAY_CARD:
-            # Every seat is pending: equal sizes and an answer for each seat mean equal keys.
+        if self._kind is not _PLAY_CARD:
+            return self._apply_one(answers)
+        # Every seat is pending: as many answers, one for each seat, means the same seats.
+        plays = tuple(answers.values())
+        if tuple(answers) != self._seat_order:
             try:
                 plays = tuple([answers[seat] for seat in self._seat_range])
             except KeyError:
                 self._reject_answer_set(answers)
-            return self._play(plays)
+        # Every card is checked, and the hands without it built, before anything changes.
+        rest: list[tuple[int, ...]] = []
+        for card, hand in zip(plays, self.hands, strict=True):
+            if card.__class__ is not int:
+                self._reject(plays)
+            try:
+                i = hand.index(card)
+            except ValueError:
+                self._reject(plays)
+            rest.append(hand[:i] + hand[i + 1:])
+        self.hands = rest
+        self.step += 1
+        events: list[Event] = [_new(CardsRevealed, (self.round, self.trick, plays))]
+        low: int = min(plays)  # type: ignore[assignment]
+        if low < self._ends[0]:
+            seat = plays.index(low)
+            self.trick_plays = plays  # type: ignore[assignment]
+            self._kind = _CHOOSE_ROW
+            self.pending = {seat: self._choose_row[seat]}
+            return events
+        return self._resolve(plays, None, events)  # type: ignore[arg-type]
+
+    def _apply_one(self, answers: Mapping[Seat, Action]) -> list[Event]:
         ((seat, answer),) = answers.items()
-        decision = pending.get(seat)
+        decision = self.pending.get(seat)
         if decision is None:
             self._reject_answer_set(answers)
         if answer.__class__ is not int or answer not in decision.legal:
             self.validate(seat, answer)
         self.step += 1
-        if kind is _CHOOSE_ROW:
+        if self._kind is _CHOOSE_ROW:
             assert self.trick_plays is not None
             return self._resolve(self.trick_plays, (seat, answer), [])  # type: ignore[arg-type]
         return self._draft(seat, answer)  # type: ignore[arg-type]
@@ -377,26 +407,6 @@ class SixNimmtState:
         events.extend(self._begin_play(record))
         return events
 
-    def _play(self, plays: tuple[Action, ...]) -> list[Event]:
-        # Every card is checked, and the hands without it built, before anything changes.
-        rest: list[tuple[int, ...]] = []
-        for card, hand in zip(plays, self.hands, strict=True):
-            if card.__class__ is not int or card not in hand:
-                self._reject(plays)
-            i = hand.index(card)
-            rest.append(hand[:i] + hand[i + 1:])
-        self.hands = rest
-        self.step += 1
-        events: list[Event] = [_new(CardsRevealed, (self.round, self.trick, plays))]
-        low: int = min(plays)  # type: ignore[assignment]
-        if low < self._ends[0]:
-            seat = plays.index(low)
-            self.trick_plays = plays  # type: ignore[assignment]
-            self._kind = _CHOOSE_ROW
-            self.pending = {seat: self._choose_row[seat]}
-            return events
-        return self._resolve(plays, None, events)  # type: ignore[arg-type]
-
     def _reject(self, plays: tuple[Action, ...]) -> NoReturn:
         for seat, card in enumerate(plays):
             self.validate(seat, card)
@@ -437,8 +447,11 @@ class SixNimmtState:
         else:
             taken_t = tuple(taken)
             self.piles = tuple(map(add, self.piles, taken_t))
-            self.penalties = tuple([p + sum(map(BULLHEADS.__getitem__, cards))
-                                    for p, cards in zip(self.penalties, taken_t, strict=True)])
+            penalties = list(self.penalties)
+            for seat, cards in enumerate(taken):
+                if cards:
+                    penalties[seat] += sum(map(BULLHEADS.__getitem__, cards))
+            self.penalties = tuple(penalties)
         trick = self.trick
         resolved = _new(TrickResolved, (self.round, trick, plays, choice, taken_t, rows_after))
         self._tricks.append(resolved)
