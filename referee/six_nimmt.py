@@ -163,6 +163,7 @@ _ROW_INDEXES: tuple[int, ...] = tuple(range(ROW_COUNT))
 _DECK = range(1, HIGHEST_CARD + 1)
 _ALONE: tuple[tuple[int], ...] = tuple((card,) for card in range(HIGHEST_CARD + 1))
 """``(card,)`` for every card: a row's new last card without building a tuple each time."""
+_bullheads_of = BULLHEADS.__getitem__
 _PLAY_CARD = DecisionKind.PLAY_CARD
 _CHOOSE_ROW = DecisionKind.CHOOSE_ROW
 _new = tuple.__new__
@@ -173,11 +174,39 @@ class SixNimmtState:
     """A 6 nimmt! match in progress: pending decisions in, public events out."""
 
     game = GAME_ID
-    __slots__ = ("_choose_row", "_draft_order", "_ends", "_fixed_rounds", "_kind", "_more_than",
-                 "_nothing_taken", "_row_at", "_seat_order", "_seat_range", "_threshold",
-                 "_tricks", "hands", "over", "penalties", "pending", "piles", "pool",
-                 "professional", "revealed", "round", "rounds_log", "rows", "seats", "seed",
-                 "settings", "step", "totals", "trick", "trick_plays")
+    __slots__ = (
+        "_choose_row",
+        "_draft_order",
+        "_ends",
+        "_fixed_rounds",
+        "_kind",
+        "_more_than",
+        "_nothing_taken",
+        "_order",
+        "_row_at",
+        "_seat_order",
+        "_seat_range",
+        "_threshold",
+        "_tricks",
+        "hands",
+        "over",
+        "penalties",
+        "pending",
+        "piles",
+        "pool",
+        "professional",
+        "revealed",
+        "round",
+        "rounds_log",
+        "rows",
+        "seats",
+        "seed",
+        "settings",
+        "step",
+        "totals",
+        "trick",
+        "trick_plays",
+    )
 
     def __init__(self, seats: int, settings: Mapping[str, Any] | None = None, seed: int = 0):
         check_seats(GAME_ID, seats, MIN_SEATS, MAX_SEATS)
@@ -200,6 +229,8 @@ class SixNimmtState:
         self.revealed: tuple[tuple[int, ...], ...] = ()
         self.pool: tuple[int, ...] = ()
         self.trick_plays: tuple[int, ...] | None = None
+        self._order: list[int] = []
+        """This trick's cards, ascending, while a row choice is pending."""
         self.pending: dict[Seat, Decision] = {}
         self._kind = DecisionKind.PLAY_CARD
         self._seat_range = range(seats)
@@ -268,10 +299,11 @@ class SixNimmtState:
         if self._kind is not _PLAY_CARD:
             return self._apply_one(answers)
         # Every seat is pending: as many answers, one for each seat, means the same seats.
-        plays = tuple(answers.values())
+        # The cards are typed as checked ints from here on; the loop below checks them.
+        plays: tuple[int, ...] = tuple(answers.values())  # type: ignore[arg-type]
         if tuple(answers) != self._seat_order:
             try:
-                plays = tuple([answers[seat] for seat in self._seat_range])
+                plays = tuple([answers[seat] for seat in self._seat_range])  # type: ignore[misc]
             except KeyError:
                 self._reject_answer_set(answers)
         # Every card is checked, and the hands without it built, before anything changes.
@@ -287,14 +319,15 @@ class SixNimmtState:
         self.hands = rest
         self.step += 1
         events: list[Event] = [_new(CardsRevealed, (self.round, self.trick, plays))]
-        low: int = min(plays)  # type: ignore[assignment]
-        if low < self._ends[0]:
-            seat = plays.index(low)
-            self.trick_plays = plays  # type: ignore[assignment]
+        order = sorted(plays)
+        if order[0] < self._ends[0]:
+            seat = plays.index(order[0])
+            self.trick_plays = plays
+            self._order = order
             self._kind = _CHOOSE_ROW
             self.pending = {seat: self._choose_row[seat]}
             return events
-        return self._resolve(plays, None, events)  # type: ignore[arg-type]
+        return self._resolve(plays, order, None, events)
 
     def _apply_one(self, answers: Mapping[Seat, Action]) -> list[Event]:
         ((seat, answer),) = answers.items()
@@ -306,7 +339,8 @@ class SixNimmtState:
         self.step += 1
         if self._kind is _CHOOSE_ROW:
             assert self.trick_plays is not None
-            return self._resolve(self.trick_plays, (seat, answer), [])  # type: ignore[arg-type]
+            return self._resolve(self.trick_plays, self._order, (seat, answer),  # type: ignore[arg-type]
+                                 [])
         return self._draft(seat, answer)  # type: ignore[arg-type]
 
     def _reject_answer_set(self, answers: Mapping[Seat, Action]) -> NoReturn:
@@ -368,7 +402,7 @@ class SixNimmtState:
         cards = seeded_sample(_DECK, HAND_SIZE * n + ROW_COUNT, self.seed, "deal", self.round)
         self.hands = [tuple(sorted(cards[i:i + HAND_SIZE])) for i in range(0, HAND_SIZE * n,
                                                                              HAND_SIZE)]
-        self._lay_rows(tuple([(c,) for c in cards[HAND_SIZE * n:]]))
+        self._lay_rows(tuple(map(_ALONE.__getitem__, cards[HAND_SIZE * n:])))
         return self._begin_play(record)
 
     def _begin_play(self, record: dict[str, Any]) -> list[Event]:
@@ -414,14 +448,14 @@ class SixNimmtState:
             self.validate(seat, card)
         raise AssertionError("a rejected play passed validation")  # pragma: no cover
 
-    def _resolve(self, plays: tuple[int, ...], choice: tuple[Seat, int] | None,
-                 events: list[Event]) -> list[Event]:
+    def _resolve(self, plays: tuple[int, ...], order: list[int],
+                 choice: tuple[Seat, int] | None, events: list[Event]) -> list[Event]:
         # Row ends are kept ascending (``_ends``) with the row of each (``_row_at``): a card
         # placed after the closest lower end replaces it without changing the order.
         rows = list(self.rows)
         ends, row_at = self._ends, self._row_at
         takes: list[tuple[Seat, tuple[int, ...]]] | None = None
-        for card in sorted(plays):
+        for card in order:
             i = bisect_left(ends, card) - 1
             if i >= 0:
                 ends[i] = card
@@ -452,7 +486,7 @@ class SixNimmtState:
             for seat, cards in takes:
                 taken[seat] = cards
                 piles[seat] += cards
-                penalties[seat] += sum(map(BULLHEADS.__getitem__, cards))
+                penalties[seat] += sum(map(_bullheads_of, cards))
             taken_t = tuple(taken)
             self.piles, self.penalties = tuple(piles), tuple(penalties)
         trick = self.trick
@@ -491,7 +525,7 @@ class SixNimmtState:
 
 
 def _row_cost(cards: tuple[int, ...]) -> int:
-    return sum(map(BULLHEADS.__getitem__, cards))
+    return sum(map(_bullheads_of, cards))
 
 
 def _why_illegal(decision: Decision, action: object) -> str:
