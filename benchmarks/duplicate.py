@@ -1,0 +1,103 @@
+"""Duplicate vs independent deals: how wide is the 95% interval of greedy - random at 6 nimmt!?
+
+For each table size it plays ``--repeats`` tournaments of ``--games`` games per format
+(same bots, same game count, seeds ``1000 + r``) with ``greedy`` and ``k - 1`` ``random``
+entrants, and prints for the difference "greedy's mean penalty per round - random's":
+
+- ``unpaired``: independent deals (round-robin), the two bots' means taken as independent
+  samples: half-width = 1.96 · sqrt(se_greedy² + se_random²);
+- ``paired/game``: independent deals, greedy minus its table-mates within each game;
+- ``duplicate``: the tournament's own figure, greedy minus its table-mates per deal, each
+  deal played in every rotation;
+- ``true``: 1.96 x the standard deviation of the estimate over the repeats — the width an
+  honest interval should have, whatever formula reports it;
+
+and the control ``greedy`` vs ``greedy`` (identical bots), where duplicate removes all luck.
+
+    python benchmarks/duplicate.py --games 200 --repeats 20 --seats 2 3 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+
+from client_sdk import tournament
+from client_sdk.tournament import TableGame, TournamentConfig, mean_ci, per_round
+
+
+def unpaired(played: Sequence[TableGame], a: str, b: str) -> tuple[float, float]:
+    """Mean of entrant ``a`` minus mean of the other entrants named ``b`` (``b#2``… pooled)
+    per round, and the half-width of its interval if the two samples were independent."""
+    sample_a: list[float] = []
+    sample_b: list[float] = []
+    for g in played:
+        for seat, bot in enumerate(g.outcome.bots):
+            if bot == a:
+                sample_a.append(per_round(g.outcome, seat))
+            elif bot.split("#")[0] == b:
+                sample_b.append(per_round(g.outcome, seat))
+    (mean_a, ci_a), (mean_b, ci_b) = mean_ci(sample_a), mean_ci(sample_b)
+    return mean_a - mean_b, math.hypot(ci_a, ci_b)
+
+
+def paired(played: Sequence[TableGame], bot: str) -> float:
+    """The tournament's "vs field" half-width for ``bot``."""
+    return next(s.vs_field_ci95 for s in tournament.standings(played) if s.bot == bot)
+
+
+def measure(bots: tuple[str, ...], games: int, repeats: int, workers: int) -> dict[str, float]:
+    """Mean reported half-widths and the true spread of the estimate, per format."""
+    figures: dict[str, list[float]] = {"unpaired": [], "paired/game": [], "duplicate": []}
+    estimates: dict[str, list[float]] = {"round-robin": [], "duplicate": []}
+    for fmt in ("round-robin", "duplicate"):
+        for r in range(repeats):
+            played = tournament.run(TournamentConfig("six_nimmt", fmt, bots, games,
+                                                     seed=1000 + r), workers)
+            diff, width = unpaired(played, "greedy", bots[1].split("#")[0])
+            estimates[fmt].append(diff)
+            if fmt == "round-robin":
+                figures["unpaired"].append(width)
+                figures["paired/game"].append(paired(played, "greedy"))
+            else:
+                figures["duplicate"].append(paired(played, "greedy"))
+    out = {name: statistics.mean(v) for name, v in figures.items()}
+    for fmt, values in estimates.items():
+        out[f"true {fmt}"] = 1.96 * statistics.stdev(values)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=200, help="games per tournament")
+    parser.add_argument("--repeats", type=int, default=20, help="tournaments per format")
+    parser.add_argument("--seats", type=int, nargs="+", default=[2, 3, 4])
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args(argv)
+    print(f"$ python benchmarks/{' '.join(['duplicate.py', *sys.argv[1:]])}")
+    print(f"95% half-widths of greedy - random (penalty/round), {args.games} games per "
+          f"tournament, mean over {args.repeats} tournaments per format\n")
+    head = (f"{'table':<28}{'unpaired':>9}{'paired/game':>12}{'duplicate':>10}"
+            f"{'dup/unpaired':>13}{'true indep':>11}{'true dup':>9}{'true dup/indep':>15}")
+    print(head)
+    print("-" * len(head))
+    started = time.perf_counter()
+    lineups = [("greedy", *["random"] * (k - 1)) for k in args.seats]
+    for bots in [*lineups, ("greedy", "greedy")]:
+        m = measure(bots, args.games, args.repeats, args.workers)
+        label = " + ".join(f"{bots.count(b)}x{b}" for b in dict.fromkeys(bots))
+        print(f"{label:<28}{m['unpaired']:>9.3f}{m['paired/game']:>12.3f}"
+              f"{m['duplicate']:>10.3f}{m['duplicate'] / m['unpaired']:>13.2f}"
+              f"{m['true round-robin']:>11.3f}{m['true duplicate']:>9.3f}"
+              f"{m['true duplicate'] / max(m['true round-robin'], 1e-12):>15.2f}", flush=True)
+    print(f"\n({time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
