@@ -124,6 +124,10 @@ class Report:
         """The report as plain JSON values."""
         data = asdict(self)
         data["tables"] = [list(t) for t in self.tables]
+        for standing in data["standings"]:  # one unit has no interval: null, not Infinity
+            for key, value in standing.items():
+                if isinstance(value, float) and not math.isfinite(value):
+                    standing[key] = None
         return data
 
 
@@ -320,41 +324,41 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float]:
     return mean, Z95 * math.sqrt(var / n)
 
 
-def unit_scores(played: Sequence[TableGame]) -> dict[tuple[int, int], dict[str, float]]:
-    """Per unit (table, deal): each bot at the table's mean score per round over the unit."""
-    sums: dict[tuple[int, int], dict[str, list[float]]] = {}
-    for g in played:
-        unit = sums.setdefault((g.table, g.deal), {})
-        for seat, bot in enumerate(g.outcome.bots):
-            unit.setdefault(bot, []).append(per_round(g.outcome, seat))
-    return {key: {bot: sum(v) / len(v) for bot, v in unit.items()}
-            for key, unit in sums.items()}
-
-
 def standings(played: Sequence[TableGame]) -> list[Standing]:
-    """Aggregate ``played`` per bot, best "vs field" first (then win share, then name)."""
-    wins: dict[str, list[float]] = {}
+    """Aggregate ``played`` per bot, best "vs field" first (then win share, then name).
+
+    Intervals are taken over units (table, deal): a bot's win share and score per round are
+    first averaged over its games of a unit, so the rotations of a duplicate deal, which
+    share their luck, count as one observation.
+    """
+    units: dict[tuple[int, int], dict[str, list[tuple[float, float]]]] = {}
     ranks: dict[str, list[int]] = {}
     for g in played:
         winners = g.outcome.ranks.count(1)
+        unit = units.setdefault((g.table, g.deal), {})
         for seat, bot in enumerate(g.outcome.bots):
             rank = g.outcome.ranks[seat]
-            wins.setdefault(bot, []).append(1 / winners if rank == 1 else 0.0)
+            win = 1 / winners if rank == 1 else 0.0
+            unit.setdefault(bot, []).append((per_round(g.outcome, seat), win))
             ranks.setdefault(bot, []).append(rank)
     scores: dict[str, list[float]] = {}
+    wins: dict[str, list[float]] = {}
     diffs: dict[str, list[float]] = {}
-    for unit in unit_scores(played).values():
-        for bot, score in unit.items():
-            field_mean = (sum(unit.values()) - score) / (len(unit) - 1)
+    for unit in units.values():
+        means = {bot: (sum(s for s, _ in v) / len(v), sum(w for _, w in v) / len(v))
+                 for bot, v in unit.items()}
+        total = sum(score for score, _ in means.values())
+        for bot, (score, win) in means.items():
             scores.setdefault(bot, []).append(score)
-            diffs.setdefault(bot, []).append(score - field_mean)
+            wins.setdefault(bot, []).append(win)
+            diffs.setdefault(bot, []).append(score - (total - score) / (len(means) - 1))
     table = []
-    for bot in wins:
+    for bot, bot_ranks in ranks.items():
         win, win_ci = mean_ci(wins[bot])
         score, score_ci = mean_ci(scores[bot])
         diff, diff_ci = mean_ci(diffs[bot])
-        table.append(Standing(bot, len(wins[bot]), len(scores[bot]), win, win_ci, score,
-                              score_ci, diff, diff_ci, sum(ranks[bot]) / len(ranks[bot])))
+        table.append(Standing(bot, len(bot_ranks), len(scores[bot]), win, win_ci, score,
+                              score_ci, diff, diff_ci, sum(bot_ranks) / len(bot_ranks)))
     return sorted(table, key=lambda s: (s.vs_field, -s.win_share, s.bot))
 
 
@@ -365,6 +369,10 @@ def report(config: TournamentConfig, played: Sequence[TableGame]) -> Report:
     return Report(spec.id, spec.title, config.format, config.seed, table_size(config),
                   tuple(tables(config)), games_per_table(config), deals_per_table(config),
                   len(played), settings, tuple(standings(played)))
+
+
+def _width(ci: float, spec: str) -> str:
+    return format(ci, spec) if math.isfinite(ci) else "n/a"
 
 
 def format_report(rep: Report) -> str:
@@ -382,9 +390,9 @@ def format_report(rep: Report) -> str:
               f"{'vs field ±':>20}{'mean rank':>11}")
     lines += [header, "-" * len(header)]
     for s in rep.standings:
-        win = f"{s.win_share:.1%} ± {s.win_share_ci95:.1%}"
-        mean = f"{s.mean_score:.2f} ± {s.mean_score_ci95:.2f}"
-        diff = f"{s.vs_field:+.2f} ± {s.vs_field_ci95:.2f}"
+        win = f"{s.win_share:.1%} ± {_width(s.win_share_ci95, '.1%')}"
+        mean = f"{s.mean_score:.2f} ± {_width(s.mean_score_ci95, '.2f')}"
+        diff = f"{s.vs_field:+.2f} ± {_width(s.vs_field_ci95, '.2f')}"
         lines.append(f"{s.bot:<{width}}{s.games:>7}{win:>16}{mean:>20}{diff:>20}"
                      f"{s.mean_rank:>11.2f}")
     return "\n".join(lines)

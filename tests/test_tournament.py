@@ -111,6 +111,8 @@ def test_cli_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert best["vs_field"] + best["vs_field_ci95"] < 0  # surely better than its field
     assert {"win_share", "win_share_ci95", "mean_score", "mean_score_ci95",
             "mean_rank"} <= set(best)
+    one_deal = _report(capsys, *args[:5], "2", "greedy", "random")
+    assert [s["vs_field_ci95"] for s in one_deal["standings"]] == [None, None]  # type: ignore[attr-defined]
 
 
 def test_same_seed_same_report_and_workers_agree(capsys: pytest.CaptureFixture[str]) -> None:
