@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from client_sdk import wire
@@ -238,6 +238,9 @@ def test_fuzzed_answers_on_play_and_submit_answer(served: ServerProcess) -> None
 
         @FUZZ
         @given(st.lists(PLAY_REQUESTS, min_size=1, max_size=4), st.none() | ANSWERS)
+        @example([("answer", (("pending",), ("card", ("legal", 0))))], None)  # accepted
+        @example([("answer", (("pending",), ("word", "take")))],  # malformed, then illegal
+                 (("pending",), ("card", ("int", 0))))
         def fuzz(templates: list[tuple[Any, ...]], unary: tuple[Any, ...] | None) -> None:
             if seat.ended is not None:
                 return
@@ -293,6 +296,10 @@ def test_fuzzed_subscribe_watch_and_raw_bytes(served: ServerProcess) -> None:
 
         @FUZZ
         @given(methods, st.lists(messages, min_size=1, max_size=3))
+        @example(wire.SUBSCRIBE, [pb.SubscribeRequest(client="x").SerializeToString()])
+        @example(wire.WATCH, [pb.WatchRequest(match_id=match.match_id).SerializeToString()])
+        @example(wire.PLAY, [b"\xff\xff\xff\xff garbage"])
+        @example(wire.SUBMIT_ANSWER, [b"\x0a" * (wire.MAX_MESSAGE_BYTES + 1)])
         def fuzz(method: str, payloads: list[bytes]) -> None:
             try:
                 if method == wire.SUBMIT_ANSWER:
