@@ -13,6 +13,9 @@ entrants, and prints for the difference "greedy's mean penalty per round - rando
   honest interval should have, whatever formula reports it;
 
 and the control ``greedy`` vs ``greedy`` (identical bots), where duplicate removes all luck.
+``hand r`` is the correlation, over every hand of the duplicate runs, between greedy's score
+holding a hand and the other bots' scores holding the same hand: how much of a score the
+hand explains, which is all that duplicate can take away.
 
     python benchmarks/duplicate.py --games 200 --repeats 20 --seats 2 3 4
 """
@@ -50,10 +53,28 @@ def paired(played: Sequence[TableGame], bot: str) -> float:
     return next(s.vs_field_ci95 for s in tournament.standings(played) if s.bot == bot)
 
 
+def same_hand(played: Sequence[TableGame], bot: str) -> list[tuple[float, float]]:
+    """Per (table, deal, seat) of a duplicate run: ``bot``'s score per round holding that
+    seat's hand, and the mean of the other bots' holding the same hand."""
+    held: dict[tuple[int, int, int], list[tuple[str, float]]] = {}
+    for g in played:
+        for seat, name in enumerate(g.outcome.bots):
+            held.setdefault((g.table, g.deal, seat), []).append(
+                (name, per_round(g.outcome, seat)))
+    pairs = []
+    for hand in held.values():
+        own = [x for name, x in hand if name == bot]
+        rest = [x for name, x in hand if name != bot]
+        if own and rest:
+            pairs.append((own[0], statistics.mean(rest)))
+    return pairs
+
+
 def measure(bots: tuple[str, ...], games: int, repeats: int, workers: int) -> dict[str, float]:
     """Mean reported half-widths and the true spread of the estimate, per format."""
     figures: dict[str, list[float]] = {"unpaired": [], "paired/game": [], "duplicate": []}
     estimates: dict[str, list[float]] = {"round-robin": [], "duplicate": []}
+    hands: list[tuple[float, float]] = []
     for fmt in ("round-robin", "duplicate"):
         for r in range(repeats):
             played = tournament.run(TournamentConfig("six_nimmt", fmt, bots, games,
@@ -65,7 +86,10 @@ def measure(bots: tuple[str, ...], games: int, repeats: int, workers: int) -> di
                 figures["paired/game"].append(paired(played, "greedy"))
             else:
                 figures["duplicate"].append(paired(played, "greedy"))
+                hands += same_hand(played, "greedy")
     out = {name: statistics.mean(v) for name, v in figures.items()}
+    own, rest = zip(*hands, strict=True)
+    out["hand r"] = statistics.correlation(own, rest) if len(set(rest)) > 1 else 1.0
     for fmt, values in estimates.items():
         out[f"true {fmt}"] = 1.96 * statistics.stdev(values)
     return out
@@ -83,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"95% half-widths of greedy - random (penalty/round), {args.games} games per "
           f"tournament, mean over {args.repeats} tournaments per format\n")
     head = (f"{'table':<28}{'unpaired':>9}{'paired/game':>12}{'duplicate':>10}"
-            f"{'dup/unpaired':>13}{'true indep':>11}{'true dup':>9}{'true dup/indep':>15}")
+            f"{'dup/unpaired':>13}{'true indep':>11}{'true dup':>9}{'true dup/indep':>15}"
+            f"{'hand r':>8}")
     print(head)
     print("-" * len(head))
     started = time.perf_counter()
@@ -94,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label:<28}{m['unpaired']:>9.3f}{m['paired/game']:>12.3f}"
               f"{m['duplicate']:>10.3f}{m['duplicate'] / m['unpaired']:>13.2f}"
               f"{m['true round-robin']:>11.3f}{m['true duplicate']:>9.3f}"
-              f"{m['true duplicate'] / max(m['true round-robin'], 1e-12):>15.2f}", flush=True)
+              f"{m['true duplicate'] / max(m['true round-robin'], 1e-12):>15.2f}"
+              f"{m['hand r']:>8.2f}", flush=True)
     print(f"\n({time.perf_counter() - started:.0f} s)")
     return 0
 
