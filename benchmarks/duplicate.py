@@ -1,5 +1,8 @@
 """Duplicate vs independent deals: how wide is the 95% interval of greedy - random at 6 nimmt!?
 
+(``--game``, ``--bot`` and ``--against`` pick another pair: ``--game no_thanks --bot
+threshold``.)
+
 For each table size it plays ``--repeats`` tournaments of ``--games`` games per format
 (same bots, same game count, seeds ``1000 + r``) with ``greedy`` and ``k - 1`` ``random``
 entrants, and prints for the difference "greedy's mean penalty per round - random's":
@@ -18,6 +21,7 @@ holding a hand and the other bots' scores holding the same hand: how much of a s
 hand explains, which is all that duplicate can take away.
 
     python benchmarks/duplicate.py --games 200 --repeats 20 --seats 2 3 4
+    python benchmarks/duplicate.py --game no_thanks --bot threshold --seats 3 4
 """
 
 from __future__ import annotations
@@ -70,23 +74,24 @@ def same_hand(played: Sequence[TableGame], bot: str) -> list[tuple[float, float]
     return pairs
 
 
-def measure(bots: tuple[str, ...], games: int, repeats: int, workers: int) -> dict[str, float]:
+def measure(game: str, bots: tuple[str, ...], games: int, repeats: int,
+            workers: int) -> dict[str, float]:
     """Mean reported half-widths and the true spread of the estimate, per format."""
     figures: dict[str, list[float]] = {"unpaired": [], "paired/game": [], "duplicate": []}
     estimates: dict[str, list[float]] = {"round-robin": [], "duplicate": []}
     hands: list[tuple[float, float]] = []
     for fmt in ("round-robin", "duplicate"):
         for r in range(repeats):
-            played = tournament.run(TournamentConfig("six_nimmt", fmt, bots, games,
+            played = tournament.run(TournamentConfig(game, fmt, bots, games,
                                                      seed=1000 + r), workers)
-            diff, width = unpaired(played, "greedy", bots[1].split("#")[0])
+            diff, width = unpaired(played, bots[0], bots[1].split("#")[0])
             estimates[fmt].append(diff)
             if fmt == "round-robin":
                 figures["unpaired"].append(width)
-                figures["paired/game"].append(paired(played, "greedy"))
+                figures["paired/game"].append(paired(played, bots[0]))
             else:
-                figures["duplicate"].append(paired(played, "greedy"))
-                hands += same_hand(played, "greedy")
+                figures["duplicate"].append(paired(played, bots[0]))
+                hands += same_hand(played, bots[0])
     out = {name: statistics.mean(v) for name, v in figures.items()}
     own, rest = zip(*hands, strict=True)
     out["hand r"] = statistics.correlation(own, rest) if len(set(rest)) > 1 else 1.0
@@ -102,9 +107,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=20, help="tournaments per format")
     parser.add_argument("--seats", type=int, nargs="+", default=[2, 3, 4])
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--game", default="six_nimmt")
+    parser.add_argument("--bot", default="greedy", help="the bot compared with --against")
+    parser.add_argument("--against", default="random")
     args = parser.parse_args(argv)
     print(f"$ python benchmarks/{' '.join(['duplicate.py', *sys.argv[1:]])}")
-    print(f"95% half-widths of greedy - random (penalty/round), {args.games} games per "
+    print(f"95% half-widths of {args.bot} - {args.against} ({args.game}, score per round), "
+          f"{args.games} games per "
           f"tournament, mean over {args.repeats} tournaments per format\n")
     head = (f"{'table':<28}{'unpaired':>9}{'paired/game':>12}{'duplicate':>10}"
             f"{'dup/unpaired':>13}{'true indep':>11}{'true dup':>9}{'true dup/indep':>15}"
@@ -112,9 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     print(head)
     print("-" * len(head))
     started = time.perf_counter()
-    lineups = [("greedy", *["random"] * (k - 1)) for k in args.seats]
-    for bots in [*lineups, ("greedy", "greedy")]:
-        m = measure(bots, args.games, args.repeats, args.workers)
+    lineups = [(args.bot, *[args.against] * (k - 1)) for k in args.seats]
+    control = (args.bot,) * max(2, min(args.seats))
+    for bots in [*lineups, control]:
+        m = measure(args.game, bots, args.games, args.repeats, args.workers)
         label = " + ".join(f"{bots.count(b)}x{b}" for b in dict.fromkeys(bots))
         print(f"{label:<28}{m['unpaired']:>9.3f}{m['paired/game']:>12.3f}"
               f"{m['duplicate']:>10.3f}{m['duplicate'] / m['unpaired']:>13.2f}"
