@@ -241,6 +241,9 @@ def validate(config: TournamentConfig) -> None:
         raise TournamentError("a tournament needs at least 2 entrants")
     if config.seats is not None and config.seats < 2:
         raise TournamentError(f"--seats must be at least 2, not {config.seats}")
+    if config.seats is None and len(config.entrants) > spec.max_seats:
+        raise TournamentError(f"{len(config.entrants)} entrants do not fit one {spec.title} "
+                              f"table ({spec.min_seats} to {spec.max_seats} seats): give --seats")
     spec.new_state(table_size(config), config.settings, 0)
     for entrant in dict.fromkeys(config.entrants):
         bot_maker(entrant, spec.id)

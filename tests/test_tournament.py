@@ -157,6 +157,7 @@ def test_module_class_entrants(capsys: pytest.CaptureFixture[str],
     (["--game", "six_nimmt", "--games", "0", "greedy", "random"], "--games must be at least 1"),
     (["--game", "six_nimmt", "--workers", "0", "greedy", "random"], "--workers"),
     (["--game", "six_nimmt", "greedy"], "at least 2 entrants"),
+    (["--game", "no_thanks", *["random"] * 8], "8 entrants do not fit one No Thanks! table"),
 ])
 def test_bad_input_is_named_with_exit_status_2(
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
