@@ -26,6 +26,7 @@ so ``--workers K`` gives exactly the report of one worker.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import math
@@ -207,7 +208,12 @@ def table_size(config: TournamentConfig) -> int:
 
 def tables(config: TournamentConfig) -> list[tuple[str, ...]]:
     """Every table's lineup (entrant labels in seat order), in a fixed order."""
-    return list(itertools.combinations(labels(config.entrants), table_size(config)))
+    return list(_lineups(labels(config.entrants), table_size(config)))
+
+
+@functools.lru_cache(maxsize=8)
+def _lineups(names: tuple[str, ...], seats: int) -> tuple[tuple[str, ...], ...]:
+    return tuple(itertools.combinations(names, seats))
 
 
 def deals_per_table(config: TournamentConfig) -> int:
@@ -222,11 +228,6 @@ def games_per_table(config: TournamentConfig) -> int:
     if config.format == "duplicate":
         return deals_per_table(config) * table_size(config)
     return config.games
-
-
-def _schedule(config: TournamentConfig) -> list[tuple[int, int]]:
-    per_table = games_per_table(config)
-    return [(t, g) for t in range(len(tables(config))) for g in range(per_table)]
 
 
 def validate(config: TournamentConfig) -> None:
@@ -279,17 +280,19 @@ def _play(config: TournamentConfig, lineups: Sequence[tuple[str, ...]], specs: M
 
 
 def _play_range(args: tuple[TournamentConfig, int, int]) -> list[TableGame]:
+    """Games ``start`` to ``stop`` of the schedule: table by table, game by game."""
     config, start, stop = args
-    lineups = tables(config)
+    lineups = _lineups(labels(config.entrants), table_size(config))
     specs = dict(zip(labels(config.entrants), config.entrants, strict=True))
-    return [_play(config, lineups, specs, t, g) for t, g in _schedule(config)[start:stop]]
+    per_table = games_per_table(config)
+    return [_play(config, lineups, specs, *divmod(i, per_table)) for i in range(start, stop)]
 
 
 def run(config: TournamentConfig, workers: int = 1,
         progress: Callable[[int, int], None] | None = None) -> list[TableGame]:
     """Play every game of ``config`` over ``workers`` processes; games in schedule order."""
     validate(config)
-    total = len(_schedule(config))
+    total = len(tables(config)) * games_per_table(config)
     chunk = max(1, min(100, total // (max(1, workers) * 8) or 1))
     ranges = [(config, s, min(s + chunk, total)) for s in range(0, total, chunk)]
     played: list[TableGame] = []
