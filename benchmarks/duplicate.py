@@ -15,7 +15,9 @@ entrants, and prints for the difference "greedy's mean penalty per round - rando
 - ``true``: 1.96 x the standard deviation of the estimate over the repeats — the width an
   honest interval should have, whatever formula reports it;
 
-and the control ``greedy`` vs ``greedy`` (identical bots), where duplicate removes all luck.
+and the controls ``greedy`` vs ``greedy`` (identical bots), where duplicate removes all luck,
+and ``greedy`` vs ``ShortestRow`` (tests/bots/greedy_variants.py: the same cards, another row
+choice), a close pair, where it removes most.
 ``hand r`` is the correlation, over every hand of the duplicate runs, between greedy's score
 holding a hand and the other bots' scores holding the same hand: how much of a score the
 hand explains, which is all that duplicate can take away.
@@ -32,9 +34,13 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from client_sdk import tournament
 from client_sdk.tournament import TableGame, TournamentConfig, mean_ci, per_round
+
+CLOSE_RELATIVE = Path(__file__).resolve().parent.parent / "tests" / "bots" / "greedy_variants.py"
+"""Where ``ShortestRow`` lives: greedy's cards, another row choice."""
 
 
 def unpaired(played: Sequence[TableGame], a: str, b: str) -> tuple[float, float]:
@@ -112,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", default="random")
     args = parser.parse_args(argv)
     print(f"$ python benchmarks/{' '.join(['duplicate.py', *sys.argv[1:]])}")
-    print(f"95% half-widths of {args.bot} - {args.against} ({args.game}, score per round), "
-          f"{args.games} games per "
+    print(f"95% half-widths of the first bot's score per round minus the others' "
+          f"({args.game}), {args.games} games per "
           f"tournament, mean over {args.repeats} tournaments per format\n")
     head = (f"{'table':<28}{'unpaired':>9}{'paired/game':>12}{'duplicate':>10}"
             f"{'dup/unpaired':>13}{'true indep':>11}{'true dup':>9}{'true dup/indep':>15}"
@@ -121,11 +127,14 @@ def main(argv: list[str] | None = None) -> int:
     print(head)
     print("-" * len(head))
     started = time.perf_counter()
-    lineups = [(args.bot, *[args.against] * (k - 1)) for k in args.seats]
-    control = (args.bot,) * max(2, min(args.seats))
-    for bots in [*lineups, control]:
+    rows = [(args.bot, *[args.against] * (k - 1)) for k in args.seats]
+    rows.append((args.bot,) * max(2, min(args.seats)))
+    if args.game == "six_nimmt" and args.bot == "greedy":
+        rows.append(("greedy", f"{CLOSE_RELATIVE}:ShortestRow"))
+    for bots in rows:
         m = measure(args.game, bots, args.games, args.repeats, args.workers)
-        label = " + ".join(f"{bots.count(b)}x{b}" for b in dict.fromkeys(bots))
+        label = " + ".join(f"{bots.count(b)}x{b.rpartition(':')[2]}"
+                           for b in dict.fromkeys(bots))
         print(f"{label:<28}{m['unpaired']:>9.3f}{m['paired/game']:>12.3f}"
               f"{m['duplicate']:>10.3f}{m['duplicate'] / m['unpaired']:>13.2f}"
               f"{m['true round-robin']:>11.3f}{m['true duplicate']:>9.3f}"
