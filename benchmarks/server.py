@@ -40,6 +40,8 @@ from server.store import Store, UnknownMatchError  # noqa: E402
 ECHO = "/bench.Echo/Ping"
 SPAWN_S = 2.0
 """Time allowed for the client processes to start, before the warm-up begins."""
+CONNECTS_PER_S = 100
+"""Connections (token check, match start) allowed per second before the warm-up begins."""
 
 
 async def echo_server() -> None:
@@ -164,7 +166,7 @@ def measure(mode: str, address: str, tokens: list[str], bots: int, server_pid: i
     k = max(1, min(args.clients, bots))
     shares = [tokens[i::k] for i in range(k)] if tokens else [[] for _ in range(k)]
     counts = [len(range(i, bots, k)) for i in range(k)]
-    warm_at = time.time() + SPAWN_S + args.warmup
+    warm_at = time.time() + SPAWN_S + bots / CONNECTS_PER_S + args.warmup
     stop_at = warm_at + args.seconds
     jobs = [(mode, address, shares[i], counts[i], warm_at, stop_at) for i in range(k)]
     cpu: list[float] = []
@@ -189,12 +191,21 @@ def measure(mode: str, address: str, tokens: list[str], bots: int, server_pid: i
                    client_cpu_us=sum(c for _, _, c in results) / total * 1e6)
 
 
+def _timeouts_while_playing(events: list[dict[str, Any]]) -> int:
+    """Timeouts charged to the bot (seat 0) before its last answer: after that it stopped
+    answering on purpose (the run was over), so later ones are not the server's fault."""
+    answered = [i for i, e in enumerate(events)
+                if e["type"] == "answer" and e["seat"] == 0 and not e["default"]]
+    last = answered[-1] if answered else -1
+    return sum(e["type"] == "timeout" and e["seat"] == 0 for e in events[:last])
+
+
 def referee_run(store: Store, db: str, bots: int, args: argparse.Namespace
                 ) -> tuple[Figures, int]:
     """Measure the referee on a fresh server (matches whose bots have left play on at full
     speed, with defaults at once, and would load the next run); return the figures and the
-    timeouts the stored logs charge to the bots (each answered at once, so any is the
-    server's fault)."""
+    timeouts the stored logs charge to the bots while they played (each answered at once, so
+    any is the server's fault)."""
     cli = [sys.executable, "-m", "server.cli"]
     referee, address = start([*cli, "serve", "--port", "0", "--db", db])
     try:
@@ -210,7 +221,7 @@ def referee_run(store: Store, db: str, bots: int, args: argparse.Namespace
     for match_id, _ in matches:
         with contextlib.suppress(UnknownMatchError):  # a match nobody joined has no log
             events = store.replay(match_id)["events"]
-            timeouts += sum(e["type"] == "timeout" for e in events)
+            timeouts += _timeouts_while_playing(events)
             if os.environ.get("BENCH_DEBUG"):
                 for i, e in enumerate(events):
                     if e["type"] == "timeout":
