@@ -31,6 +31,8 @@ from server.store import MatchConfig, Store
 log = logging.getLogger("bullring.ladder")
 
 _NEVER = datetime.min.replace(tzinfo=UTC)
+RETRY_S = 0.5
+"""How soon the matchmaker looks again after another server seated a bot it wanted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +160,7 @@ class Ladder:
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._random = random.Random()
+        self._retry_due = False
         self.matches_started = 0
 
     async def start(self) -> None:
@@ -284,7 +287,10 @@ class Ladder:
         if len(waiting) < size.minimum:
             return
         free = await asyncio.to_thread(self.store.free_bots, [w.name for w in waiting])
-        waiting = [w for w in self._waiting(game) if w.name in free]
+        waiting = self._waiting(game)
+        if any(w.name not in free for w in waiting):
+            self._retry()  # seated by another server: look again soon
+        waiting = [w for w in waiting if w.name in free]
         self._random.shuffle(waiting)
         waiting.sort(key=lambda w: w.last_seated)  # stable: ties stay in random order
         for count in plan_tables(len(waiting), size):
@@ -299,8 +305,9 @@ class Ladder:
         match_id = await asyncio.to_thread(self.store.seat_ladder_match, game, settings, seed,
                                            names, self.hub.instance)
         if match_id is None:
-            log.info("could not claim %s (seated elsewhere meanwhile); trying again later",
+            log.info("could not claim %s (seated elsewhere meanwhile); trying again soon",
                      names)
+            self._retry()
             return
         now = datetime.now(UTC)
         for name in names:
@@ -334,6 +341,15 @@ class Ladder:
                 self._resting.add(name)
                 asyncio.get_running_loop().call_later(self.options.house_rest_s,
                                                       self._rested, name)
+        self.poke()
+
+    def _retry(self) -> None:
+        if not self._retry_due:
+            self._retry_due = True
+            asyncio.get_running_loop().call_later(RETRY_S, self._retried)
+
+    def _retried(self) -> None:
+        self._retry_due = False
         self.poke()
 
     def _rested(self, name: str) -> None:

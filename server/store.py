@@ -302,22 +302,26 @@ class Store:
         claim fails nothing is written and None is returned.
         """
         match_id = uuid.uuid4().hex[:12]
-        now = utcnow()
         with self._session() as session:
-            session.add(MatchRow(id=match_id, game=game, settings_json=json.dumps(dict(settings)),
-                                 seed=seed, seat_count=len(bots), status="running", ladder=True,
-                                 instance=instance, created_at=now))
-            session.flush()
-            for name in bots:
+            for name in sorted(bots):  # one lock order for every server: no deadlocks
                 claimed = session.execute(
                     update(BotRow).where(col(BotRow.name) == name,
                                          col(BotRow.current_match).is_(None),
                                          col(BotRow.enabled).is_(True))
-                    .values(current_match=match_id, last_seated_at=now)
+                    .values(current_match=match_id)
                 ).rowcount  # type: ignore[attr-defined]
                 if claimed != 1:
                     session.rollback()
                     return None
+            # Taken once every claim holds its row: later than the end of the bots' last
+            # matches, so a bot's matches never overlap in stored time either.
+            now = utcnow()
+            session.add(MatchRow(id=match_id, game=game, settings_json=json.dumps(dict(settings)),
+                                 seed=seed, seat_count=len(bots), status="running", ladder=True,
+                                 instance=instance, created_at=now))
+            session.flush()
+            session.execute(update(BotRow).where(col(BotRow.name).in_(list(bots)))
+                            .values(last_seated_at=now))
             rows = {b.name: b for b in session.exec(select(BotRow).where(
                 col(BotRow.name).in_(list(bots)))).all()}
             for seat, name in enumerate(bots):
