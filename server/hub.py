@@ -46,10 +46,12 @@ class MatchHub:
             self._tokens[token] = found
         return self._tokens[token]
 
-    async def bot_for_token(self, token: str) -> BotRow | None:
-        """The registered bot ``token`` belongs to, or None (looked up again after a few s)."""
+    async def bot_for_token(self, token: str, fresh: bool = False) -> BotRow | None:
+        """The registered bot ``token`` belongs to, or None; looked up again after a few
+        seconds, or now when ``fresh``."""
         cached = self._bots.get(token)
-        if cached is not None and time.monotonic() - cached[0] < BOT_TOKEN_CACHE_S:
+        if not fresh and cached is not None and \
+                time.monotonic() - cached[0] < BOT_TOKEN_CACHE_S:
             return cached[1]
         found = await asyncio.to_thread(self.store.bot_for_token, token)
         if found is None:

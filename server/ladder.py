@@ -157,6 +157,7 @@ class Ladder:
         self._house_games: dict[str, tuple[str, ...]] = {}
         self._resting: set[str] = set()
         self._last: dict[str, datetime] = {}
+        self._seatings: dict[str, int] = {}
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._random = random.Random()
@@ -292,7 +293,8 @@ class Ladder:
             self._retry()  # seated by another server: look again soon
         waiting = [w for w in waiting if w.name in free]
         self._random.shuffle(waiting)
-        waiting.sort(key=lambda w: w.last_seated)  # stable: ties stay in random order
+        # Least recently seated first; among equals, who played least here; else at random.
+        waiting.sort(key=lambda w: (w.last_seated, self._seatings.get(w.name, 0)))
         for count in plan_tables(len(waiting), size):
             table, waiting = waiting[:count], waiting[count:]
             self._random.shuffle(table)
@@ -312,6 +314,7 @@ class Ladder:
         now = datetime.now(UTC)
         for name in names:
             self._last[name] = now
+            self._seatings[name] = self._seatings.get(name, 0) + 1
             if name in self.house:
                 self.house[name].last_seated = now
         config = MatchConfig(match_id, game, dict(settings), seed, tuple(names),

@@ -82,10 +82,14 @@ class BotService:
         self.hub = hub
         self.ladder = ladder
 
-    async def _bot(self, context: grpc.aio.ServicerContext[Any, Any]) -> BotRow | None:
+    async def _bot(self, context: grpc.aio.ServicerContext[Any, Any],
+                   fresh: bool = False) -> BotRow | None:
+        """The registered bot the call's token names (read anew when ``fresh``: joins see
+        a rotated token or a disabled bot at once)."""
         token = bearer_token(context.invocation_metadata())
-        found = None if token is None else await self.hub.identify(token)
-        return found if isinstance(found, BotRow) else None
+        if token is None or not token.startswith("bot_"):
+            return None
+        return await self.hub.bot_for_token(token, fresh)
 
     async def _join(self, bot: BotRow, game: str,
                     context: grpc.aio.ServicerContext[Any, Any]) -> LadderSession:
@@ -124,7 +128,7 @@ class BotService:
     async def play(self, requests: AsyncIterator[bytes],
                    context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[pb.PlayResponse]:
         """One seat's bidirectional stream: Join first, then answers; messages back."""
-        bot = await self._bot(context)
+        bot = await self._bot(context, fresh=True)
         if bot is not None:
             async for ladder_message in self._play_ladder(bot, requests, context):
                 yield ladder_message
@@ -207,7 +211,7 @@ class BotService:
         request = _parse(pb.SubscribeRequest, raw)
         if request is None:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed SubscribeRequest")
-        bot = await self._bot(context)
+        bot = await self._bot(context, fresh=True)
         if bot is not None:
             session = await self._join(bot, request.ladder, context)
             try:
