@@ -146,7 +146,8 @@ def crash_and_restart(db: str, tmp_path: Path, stop_all: list[LadderBot | Ladder
     changes_before = {(c.match_id, c.bot): (c.mu_after, c.sigma_after)
                       for c in store.rating_changes()}
 
-    again = LadderServer(db, server.extra).start()
+    port = server.address.rsplit(":", 1)[1]
+    again = LadderServer(db, [*server.extra, "--port", port]).start()  # where the bots dial
     stop_all.append(again)
     # The bots reconnect on their own (the runner's backoff) and the ladder goes on.
     wait_for_matches(bots, 3, timeout=120, exclude=frozenset(before))
