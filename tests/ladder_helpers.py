@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 from tests.serving import CLI, ServerProcess
 
@@ -76,6 +76,7 @@ class LadderServer(ServerProcess):
     """``bullring serve`` whose stderr is drained as it comes (a ladder logs a lot)."""
 
     log: Lines | None = None
+    _store: Any = None
 
     def start(self) -> LadderServer:
         """Start, wait until it listens, then follow its log."""
@@ -93,10 +94,13 @@ class LadderServer(ServerProcess):
         return self.log.text() if self.log else ""
 
     def add_bot(self, name: str) -> str:
-        """``bullring bots add NAME``; return the token it printed."""
-        out = subprocess.run([*CLI, "bots", "add", name, "--owner", "tests", "--db", self.db],
-                             check=True, capture_output=True, text=True).stdout
-        return out.strip().splitlines()[-1]
+        """Register a bot in this server's database (as ``bullring bots add`` does, without
+        a process per bot); return its token."""
+        from server.store import Store
+
+        if self._store is None:
+            self._store = Store(self.db)
+        return self._store.add_bot(name, owner="tests")
 
 
 @dataclass

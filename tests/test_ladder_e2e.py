@@ -241,7 +241,10 @@ def test_ladder_joins_that_cannot_be_served_are_refused(
     with the runner's exit codes (2 bad request, 3 token refused)."""
     server = LadderServer(db_url(tmp_path), FAST).start()
     stop_all.append(server)
-    token = server.add_bot("solo")
+    added = subprocess.run([*CLI, "bots", "add", "solo", "--owner", "team", "--db", server.db],
+                           check=True, capture_output=True, text=True).stdout
+    token = added.strip().splitlines()[-1]
+    assert "shown once" in added and token.startswith("bot_")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*CLI, "bot", "--server", server.address, *args, "house:random"],
