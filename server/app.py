@@ -14,7 +14,7 @@ from grpc_reflection.v1alpha import reflection
 
 from client_sdk import wire
 from server.hub import MatchHub
-from server.instances import InstanceGuard
+from server.instances import DatabaseBusyError, InstanceGuard
 from server.ladder import Ladder, LadderOptions
 from server.service import BotService, SpectatorService, TokenInterceptor
 from server.store import DEFAULT_DB, Store
@@ -119,5 +119,9 @@ def main(options: ServerOptions) -> int:
     """Entry point of ``bullring serve``."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    asyncio.run(serve(options))
+    try:
+        asyncio.run(serve(options))
+    except DatabaseBusyError as exc:
+        print(f"bullring serve: {exc}", file=sys.stderr)
+        return 2
     return 0

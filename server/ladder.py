@@ -162,6 +162,7 @@ class Ladder:
         self._tasks: list[asyncio.Task[None]] = []
         self._random = random.Random()
         self._retry_due = False
+        self._last_table: dict[str, float] = {}
         self.matches_started = 0
 
     async def start(self) -> None:
@@ -252,7 +253,8 @@ class Ladder:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            for game in self.settings:
+            # House bots play several games: the game that formed a table longest ago first.
+            for game in sorted(self.settings, key=lambda g: self._last_table.get(g, 0.0)):
                 try:
                     await self._form(game)
                 except asyncio.CancelledError:
@@ -329,6 +331,7 @@ class Ladder:
                     session.seat = (runner, seat, connection)
 
         self.matches_started += 1
+        self._last_table[game] = asyncio.get_running_loop().time()
         self.hub.start(config, attach, self._after)
         log.info("ladder match %s (%s): %s", match_id, game, ", ".join(names))
 
