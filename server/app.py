@@ -13,6 +13,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from client_sdk import wire
+from server.admin import AdminService
 from server.hub import MatchHub
 from server.instances import DatabaseBusyError, InstanceGuard
 from server.ladder import Ladder, LadderOptions
@@ -50,9 +51,10 @@ class RefereeServer:
         self.server = grpc.aio.server(interceptors=[TokenInterceptor(self.hub)],
                                       options=wire.channel_options())
         self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder).handler(),
-                                              SpectatorService(self.hub).handler()))
+                                              SpectatorService(self.hub).handler(),
+                                              AdminService(self.store).handler()))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        names = (wire.BOT_SERVICE, wire.SPECTATOR_SERVICE,
+        names = (wire.BOT_SERVICE, wire.SPECTATOR_SERVICE, wire.ADMIN_SERVICE,
                  health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
                  reflection.SERVICE_NAME)
         reflection.enable_server_reflection(names, self.server)

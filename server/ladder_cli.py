@@ -1,14 +1,16 @@
 """The ladder's commands: ``bullring bots``, ``leaderboard``, ``matches``, ``admin``.
 
-They open the database directly, so whoever may write the database is its local admin;
-over the network, admin calls need the admin token (its hash is stored; ``bullring serve``
-prints the token the first time, ``bullring admin rotate-token`` makes a new one).
+They open the database directly, so whoever may write the database is its local admin.
+With ``--server HOST:PORT`` the ``bots`` commands go over gRPC (AdminService) instead, and
+need the admin token: its hash is stored; ``bullring serve`` prints the token the first
+time, ``bullring admin rotate-token`` makes a new one.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from datetime import UTC, datetime, timedelta
@@ -34,7 +36,58 @@ def parse_time(text: str) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
+def _bots_remote(args: argparse.Namespace) -> int:
+    """Run a ``bots`` command over gRPC (AdminService) with the admin token."""
+    import asyncio
+
+    import grpc
+
+    from client_sdk import wire
+    from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+
+    token = args.admin_token or os.environ.get("BULLRING_ADMIN_TOKEN")
+    if not token:
+        print("bullring bots: --server needs the admin token (--admin-token or "
+              "$BULLRING_ADMIN_TOKEN)", file=sys.stderr)
+        return 2
+    calls: dict[str, tuple[str, Any]] = {
+        "add": ("RegisterBot", lambda: pb.RegisterBotRequest(name=args.name, owner=args.owner)),
+        "version": ("NewBotVersion", lambda: pb.NewBotVersionRequest(name=args.name)),
+        "disable": ("SetBotEnabled", lambda: pb.SetBotEnabledRequest(name=args.name)),
+        "enable": ("SetBotEnabled", lambda: pb.SetBotEnabledRequest(name=args.name,
+                                                                     enabled=True)),
+        "rotate-token": ("RotateBotToken", lambda: pb.RotateBotTokenRequest(name=args.name)),
+    }
+    if args.bots_command not in calls:
+        print(f"bullring bots: {args.bots_command} reads the database; use --db",
+              file=sys.stderr)
+        return 2
+    method, request = calls[args.bots_command]
+
+    async def call() -> Any:
+        async with grpc.aio.insecure_channel(args.server) as channel:
+            return await wire.admin_stub(channel)[method](
+                request(), metadata=(("authorization", f"Bearer {token}"),), timeout=30)
+
+    try:
+        reply = asyncio.run(call())
+    except grpc.aio.AioRpcError as exc:
+        print(f"bullring bots: {exc.code().name}: {exc.details()}", file=sys.stderr)
+        return 3 if exc.code() in (grpc.StatusCode.UNAUTHENTICATED,
+                                   grpc.StatusCode.PERMISSION_DENIED) else 2
+    if args.bots_command in ("add", "rotate-token"):
+        print(f"bot {args.name}'s token (shown once, only a hash is stored):")
+        print(reply.token)
+    elif args.bots_command == "version":
+        print(f"bot {args.name} is now version {reply.version}")
+    else:
+        print(f"bot {args.name} {args.bots_command}d")
+    return 0
+
+
 def _bots(args: argparse.Namespace) -> int:
+    if getattr(args, "server", None):
+        return _bots_remote(args)
     store = Store(args.db)
     try:
         if args.bots_command == "add":
@@ -132,6 +185,11 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     listing.add_argument("--json", action="store_true")
     for sub in bots_commands.choices.values():
         sub.add_argument("--db", default=DEFAULT_DB, help="database URL")
+        if sub is not listing:
+            sub.add_argument("--server", metavar="HOST:PORT",
+                             help="do it over gRPC on this server instead of the database")
+            sub.add_argument("--admin-token", metavar="TOKEN",
+                             help="with --server: the admin token ($BULLRING_ADMIN_TOKEN)")
     bots.set_defaults(run=_bots)
 
     board = commands.add_parser("leaderboard", help="a game's ratings, best first")

@@ -71,6 +71,14 @@ class BotError(ValueError):
     """A bot registry request that cannot be done (unknown name, taken name, bad name)."""
 
 
+class UnknownBotNameError(BotError):
+    """No bot is registered under the name asked for."""
+
+
+class BotNameTakenError(BotError):
+    """A bot is already registered under the name asked for."""
+
+
 def hash_token(token: str) -> str:
     """The stored form of a token: its SHA-256, hex."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -393,7 +401,7 @@ class Store:
         token = new_token("bot")
         with self._session() as session:
             if session.get(BotRow, name) is not None:
-                raise BotError(f"a bot named {name!r} is already registered")
+                raise BotNameTakenError(f"a bot named {name!r} is already registered")
             session.add(BotRow(name=name, owner=owner, token_hash=hash_token(token)))
             session.commit()
         return token
@@ -414,7 +422,7 @@ class Store:
         with self._session() as session:
             row = session.get(BotRow, name)
         if row is None:
-            raise BotError(f"no bot named {name!r} is registered")
+            raise UnknownBotNameError(f"no bot named {name!r} is registered")
         return row
 
     def bots(self) -> list[BotRow]:
@@ -467,7 +475,7 @@ class Store:
     def _locked_bot(session: Session, name: str) -> BotRow:
         row = session.exec(select(BotRow).where(BotRow.name == name).with_for_update()).first()
         if row is None:
-            raise BotError(f"no bot named {name!r} is registered")
+            raise UnknownBotNameError(f"no bot named {name!r} is registered")
         return row
 
     # -- the admin token -------------------------------------------------------------------
@@ -508,6 +516,20 @@ class Store:
             return int(session.exec(query).one())
 
 
-__all__ = ["DEFAULT_DB", "BotError", "BotRow", "LeaderboardEntry", "MatchConfig",
-           "MatchElsewhereError", "MatchRow", "RatingChangeRow", "RatingRow", "SeatRow", "Store",
-           "UnknownMatchError", "hash_token"]
+__all__ = [
+    "DEFAULT_DB",
+    "BotError",
+    "BotNameTakenError",
+    "BotRow",
+    "LeaderboardEntry",
+    "MatchConfig",
+    "MatchElsewhereError",
+    "MatchRow",
+    "RatingChangeRow",
+    "RatingRow",
+    "SeatRow",
+    "Store",
+    "UnknownBotNameError",
+    "UnknownMatchError",
+    "hash_token",
+]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import subprocess
 from collections import defaultdict
 from collections.abc import Iterator
@@ -263,3 +264,47 @@ def test_ladder_joins_that_cannot_be_served_are_refused(
     assert rotated.strip().splitlines()[-1] != token
     gone = run("--token", token + "x", "--ladder", "six_nimmt")
     assert gone.returncode == 3 and "UNAUTHENTICATED" in gone.stderr
+
+
+def test_admin_calls_over_grpc_need_the_admin_token(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """The server prints an admin token once at its first start; ``bullring bots ...
+    --server`` registers, versions, disables and rotates over gRPC only with that token
+    (none: UNAUTHENTICATED, a wrong one: PERMISSION_DENIED), and a taken name is refused."""
+    server = LadderServer(db_url(tmp_path), FAST).start()
+    stop_all.append(server)
+    assert server.proc is not None and server.proc.stdout is not None
+    line = server.proc.stdout.readline()
+    assert "admin token admin_" in line
+    admin = line.split("admin token ")[1].split()[0]
+
+    def bots(*args: str, token: str | None = admin) -> subprocess.CompletedProcess[str]:
+        extra = [] if token is None else ["--admin-token", token]
+        return subprocess.run([*CLI, "bots", *args, "--server", server.address, *extra],
+                              capture_output=True, text=True, timeout=60,
+                              env={k: v for k, v in os.environ.items()
+                                   if k != "BULLRING_ADMIN_TOKEN"})
+
+    missing = bots("add", "remote", token=None)
+    assert missing.returncode == 2 and "admin token" in missing.stderr
+    wrong = bots("add", "remote", token=admin + "x")
+    assert wrong.returncode == 3 and "PERMISSION_DENIED" in wrong.stderr
+    added = bots("add", "remote", "--owner", "net")
+    assert added.returncode == 0, added.stderr
+    token = added.stdout.strip().splitlines()[-1]
+    store = Store(server.db)
+    found = store.bot_for_token(token)
+    assert found is not None and found.name == "remote" and found.owner == "net"
+    assert bots("add", "remote").returncode == 2  # ALREADY_EXISTS
+    assert "version 2" in bots("version", "remote").stdout
+    assert bots("disable", "remote").returncode == 0 and not store.bot("remote").enabled
+    assert bots("enable", "remote").returncode == 0 and store.bot("remote").enabled
+    rotated = bots("rotate-token", "remote").stdout.strip().splitlines()[-1]
+    assert store.bot_for_token(token) is None and store.bot_for_token(rotated) is not None
+    unknown = bots("version", "nobody")
+    assert unknown.returncode == 2 and "NOT_FOUND" in unknown.stderr
+    server.stop()
+    again = LadderServer(server.db, FAST).start()  # the token is printed only once
+    stop_all.append(again)
+    assert again.proc is not None and again.proc.stdout is not None
+    assert "admin token" not in again.proc.stdout.readline()
