@@ -80,6 +80,8 @@ class RefereeServer:
         await self.health.enter_graceful_shutdown()
         await self.ladder.stop()
         await self.hub.shutdown()
+        # A table seated while the matchmaker was being stopped never got a runner.
+        await asyncio.to_thread(self.store.abort_running, [self.guard.id])
         await self.server.stop(self.options.grace_s)
         self.guard.close()
 

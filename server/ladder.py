@@ -21,6 +21,7 @@ from typing import Any
 
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from client_sdk.house import HOUSE_BOTS
+from referee.core import RefereeError
 from referee.registry import get_game
 from server.hub import MatchHub
 from server.instances import InstanceGuard
@@ -163,7 +164,6 @@ class Ladder:
         self._random = random.Random()
         self._retry_due = False
         self._last_table: dict[str, float] = {}
-        self.matches_started = 0
 
     async def start(self) -> None:
         """Register the house bots and start the matchmaker."""
@@ -204,7 +204,7 @@ class Ladder:
             raise LadderError("PERMISSION_DENIED", f"{bot.name!r} is a house bot")
         try:
             game_id = get_game(game).id
-        except Exception as exc:
+        except RefereeError as exc:
             raise LadderError("INVALID_ARGUMENT", str(exc)) from None
         if game_id not in self.settings:
             raise LadderError("FAILED_PRECONDITION", f"this server runs ladders for "
@@ -330,7 +330,6 @@ class Ladder:
                     _, connection = runner.attach(seat, session.outbox)
                     session.seat = (runner, seat, connection)
 
-        self.matches_started += 1
         self._last_table[game] = asyncio.get_running_loop().time()
         self.hub.start(config, attach, self._after)
         log.info("ladder match %s (%s): %s", match_id, game, ", ".join(names))

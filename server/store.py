@@ -353,10 +353,16 @@ class Store:
             others = session.exec(select(MatchRow.instance).where(
                 MatchRow.status == "running", col(MatchRow.instance).is_not(None),
                 MatchRow.instance != instance).distinct()).all()
-        dead = [i for i in others if i is not None and not alive(i)]
+        return self.abort_running([i for i in others if i is not None and not alive(i)])
+
+    def abort_running(self, instances: Sequence[str]) -> list[str]:
+        """Abort every running match of ``instances`` (unrated) and free their bots; return
+        their ids. A server stopping calls it for itself, for matches it seated but did not
+        get to run."""
         aborted: list[str] = []
-        if not dead:
+        if not instances:
             return aborted
+        dead = list(instances)
         with self._session() as session:
             ids = list(session.exec(select(MatchRow.id).where(
                 MatchRow.status == "running", col(MatchRow.instance).in_(dead))).all())
