@@ -34,6 +34,8 @@ log = logging.getLogger("bullring.ladder")
 _NEVER = datetime.min.replace(tzinfo=UTC)
 RETRY_S = 0.5
 """How soon the matchmaker looks again after another server seated a bot it wanted."""
+STOP_S = 10.0
+"""How long stopping waits for a table being seated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +166,7 @@ class Ladder:
         self._random = random.Random()
         self._retry_due = False
         self._last_table: dict[str, float] = {}
+        self._stopping = False
 
     async def start(self) -> None:
         """Register the house bots and start the matchmaker."""
@@ -179,10 +182,20 @@ class Ladder:
         self.poke()
 
     async def stop(self) -> None:
-        """Stop forming matches and close every ladder stream."""
-        for task in self._tasks:
+        """Stop forming matches (a table being seated is seated and started, so the hub's
+        shutdown aborts it as it does every match) and close every ladder stream."""
+        self._stopping = True
+        self.poke()
+        matchmaker = self._tasks[0] if self._tasks else None
+        others = self._tasks[1:]
+        for task in others:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if matchmaker is not None:
+            try:
+                await asyncio.wait_for(matchmaker, STOP_S)
+            except TimeoutError:
+                log.warning("the matchmaker did not stop within %s s", STOP_S)
+        await asyncio.gather(*others, return_exceptions=True)
         for session in list(self.sessions.values()):
             self._close(session)
 
@@ -250,7 +263,7 @@ class Ladder:
     # -- matchmaking -----------------------------------------------------------------------
 
     async def _matchmaker(self) -> None:
-        while True:
+        while not self._stopping:
             await self._wake.wait()
             self._wake.clear()
             # House bots play several games: the game that formed a table longest ago first.
@@ -298,6 +311,8 @@ class Ladder:
         # Least recently seated first; among equals, who played least here; else at random.
         waiting.sort(key=lambda w: (w.last_seated, self._seatings.get(w.name, 0)))
         for count in plan_tables(len(waiting), size):
+            if self._stopping:
+                return
             table, waiting = waiting[:count], waiting[count:]
             self._random.shuffle(table)
             await self._seat(game, table)

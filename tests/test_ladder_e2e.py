@@ -212,8 +212,7 @@ def test_two_servers_on_one_postgresql_never_double_seat(
         wait_until(lambda: store.count("finished") >= 40, 120, "40 matches with house bots")
         for bot in bots + twins:
             bot.stop()
-        first.stop()
-        second.stop()
+        logs = first.stop() + second.stop()
 
         matches = {m.id: m for m in store.matches()}
         instances = {m.instance for m in matches.values()}
@@ -222,7 +221,7 @@ def test_two_servers_on_one_postgresql_never_double_seat(
         spans: dict[str, list[tuple[datetime, datetime, str]]] = defaultdict(list)
         for match_id, rows in seats.items():
             match = matches[match_id]
-            assert match.finished_at is not None
+            assert match.finished_at is not None, (match, logs[-3000:])
             for row in rows:
                 assert row.bot is not None
                 spans[row.bot].append((match.created_at, match.finished_at, match_id))
