@@ -141,7 +141,7 @@ def main() -> int:
                     drop_postgres(name)
         for row, rate in rates.items():
             print(f"{backend:<10} {row:<7} {rate:>8,.0f} matches/min  "
-                  f"({rate / baseline:.2f} x the bare engine)")
+                  f"({rate / baseline:.3f} x the bare engine)")
     return 0
 
 
