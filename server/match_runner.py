@@ -47,10 +47,12 @@ class Outbox:
     the seat's clock.
     """
 
-    def __init__(self, on_sent: Callable[[pb.DecisionRequest], None]) -> None:
+    def __init__(self, on_sent: Callable[[pb.DecisionRequest], None] | None = None) -> None:
         self._items: collections.deque[pb.PlayResponse | None] = collections.deque()
         self._waiter: asyncio.Future[None] | None = None
-        self._on_sent = on_sent
+        self.on_sent = on_sent
+        """Told of each decision request taken out; set by the runner the outbox is attached
+        to (a ladder stream's outbox moves from match to match)."""
 
     def put_nowait(self, item: pb.PlayResponse | None) -> None:
         """Queue ``item`` and wake the reader."""
@@ -75,8 +77,8 @@ class Outbox:
         if not self._items:
             raise asyncio.QueueEmpty
         item = self._items.popleft()
-        if item is not None and item.HasField("decision"):
-            self._on_sent(item.decision)
+        if item is not None and self.on_sent is not None and item.HasField("decision"):
+            self.on_sent(item.decision)
         return item
 
     async def get(self) -> pb.PlayResponse | None:
@@ -103,6 +105,8 @@ class SeatLink:
     joined_once: bool = False
     connection: int = 0
     """Counts connections, so a stale stream cannot detach a newer one."""
+    lasting: bool = False
+    """The outbox belongs to a ladder stream that outlives this match: never closed here."""
 
 
 @dataclass(eq=False)
@@ -155,12 +159,15 @@ class MatchRunner:
 
     # -- connections ---------------------------------------------------------------------
 
-    def attach(self, seat: int) -> tuple[Outbox, int]:
-        """Connect a new stream to ``seat`` (replacing any older one); return its outbox."""
+    def attach(self, seat: int, outbox: Outbox | None = None) -> tuple[Outbox, int]:
+        """Connect a new stream to ``seat`` (replacing and closing any older one); return its
+        outbox. A given ``outbox`` (a ladder stream's) is not closed when the match ends."""
         link = self.seats[seat]
-        if link.outbox is not None:
+        if link.outbox is not None and link.outbox is not outbox:
             link.outbox.put_nowait(None)
-        link.outbox = Outbox(functools.partial(self._sent, seat))
+        link.lasting = outbox is not None
+        link.outbox = Outbox() if outbox is None else outbox
+        link.outbox.on_sent = functools.partial(self._sent, seat)
         link.connection += 1
         was_gone = link.disconnected and link.joined_once
         link.disconnected = False
@@ -170,7 +177,8 @@ class MatchRunner:
         link.outbox.put_nowait(self._match_started(seat))
         if self.ended is not None:
             link.outbox.put_nowait(pb.PlayResponse(match_ended=self.ended))
-            link.outbox.put_nowait(None)
+            if not link.lasting:
+                link.outbox.put_nowait(None)
         elif self.pending is not None and seat in self.pending.ids and \
                 seat not in self.pending.answers:
             self._send_request(seat)
@@ -245,7 +253,8 @@ class MatchRunner:
     async def run(self) -> None:
         """Play the match to its end and hand the replay to ``on_finish``."""
         try:
-            await asyncio.wait_for(self._all_joined.wait(), self.start_timeout_s)
+            if not self._all_joined.is_set():
+                await asyncio.wait_for(self._all_joined.wait(), self.start_timeout_s)
         except TimeoutError:
             self._event("start_timeout", missing=[s.seat for s in self.seats
                                                   if not s.joined_once])
@@ -427,7 +436,8 @@ class MatchRunner:
         for link in self.seats:
             if link.outbox is not None:
                 link.outbox.put_nowait(pb.PlayResponse(match_ended=self.ended))
-                link.outbox.put_nowait(None)
+                if not link.lasting:
+                    link.outbox.put_nowait(None)
         for queue in self.spectators:
             queue.put_nowait(pb.WatchResponse(match_ended=self.ended))
             queue.put_nowait(None)
