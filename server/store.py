@@ -63,6 +63,21 @@ class MatchConfig:
     status: str
 
 
+@dataclass(frozen=True, slots=True)
+class LeaderboardEntry:
+    """One bot version's rating on a game's ladder (best first by ``ordinal``).
+
+    TODO(ladder): the contract the `ladder` branch fills; its definition replaces this one.
+    """
+
+    bot: str
+    version: int
+    games: int
+    mu: float
+    sigma: float
+    ordinal: float
+
+
 class UnknownMatchError(LookupError):
     """No match is stored under the id asked for."""
 
@@ -170,3 +185,12 @@ class Store:
         with Session(self.engine) as session:
             return list(session.exec(select(MatchRow).order_by(
                 MatchRow.created_at.desc())).all())  # type: ignore[attr-defined]
+
+    def leaderboard(self, game: str) -> list[LeaderboardEntry]:
+        """The rated bots of ``game``'s ladder, best first.
+
+        TODO(ladder): a placeholder (no rated bots yet) until the `ladder` branch merges with
+        the bot registry and the openskill ratings; its method replaces this one.
+        """
+        del game
+        return []
