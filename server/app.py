@@ -13,6 +13,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from client_sdk import wire
+from server.api.app import build_app
+from server.api.context import ApiContext
+from server.api.serving import HttpServer
 from server.hub import MatchHub
 from server.service import BotService, SpectatorService, TokenInterceptor
 from server.store import DEFAULT_DB, Store
@@ -29,6 +32,10 @@ class ServerOptions:
     db: str = DEFAULT_DB
     start_timeout_s: float = 60.0
     grace_s: float = 5.0
+    http_port: int | None = 8080
+    """The HTTP API and web page's port (0 picks a free one; None: no HTTP)."""
+    admin_token: str | None = None
+    """The token admin operations need; None turns them off."""
 
 
 class RefereeServer:
@@ -49,11 +56,21 @@ class RefereeServer:
                  reflection.SERVICE_NAME)
         reflection.enable_server_reflection(names, self.server)
         self.port = 0
+        self.http: HttpServer | None = None
+        if options.http_port is not None:
+            app = build_app(ApiContext(self.hub, options.admin_token))
+            self.http = HttpServer(app, options.host, options.http_port, options.grace_s)
 
     async def start(self) -> int:
         """Bind and start serving; return the port (useful with port 0)."""
         self.port = self.server.add_insecure_port(f"{self.options.host}:{self.options.port}")
         await self.server.start()
+        if self.http is not None:
+            try:
+                await self.http.start()
+            except OSError:
+                await self.server.stop(0)
+                raise
         for name in ("", wire.BOT_SERVICE, wire.SPECTATOR_SERVICE):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         return self.port
@@ -62,14 +79,23 @@ class RefereeServer:
         """Stop gracefully: refuse new calls, abort live matches (stored as aborted)."""
         await self.health.enter_graceful_shutdown()
         await self.hub.shutdown()
+        if self.http is not None:
+            await self.http.stop()
         await self.server.stop(self.options.grace_s)
 
 
 async def serve(options: ServerOptions) -> None:
     """Run the server until SIGTERM or SIGINT."""
     server = RefereeServer(options)
-    port = await server.start()
+    try:
+        port = await server.start()
+    except OSError as exc:
+        print(f"bullring: cannot listen on {options.host}: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from exc
     print(f"bullring: listening on {options.host}:{port} (database {options.db})", flush=True)
+    if server.http is not None:
+        print(f"bullring: web page and HTTP API on http://{_url_host(options.host)}:"
+              f"{server.http.port}/ (OpenAPI: /openapi.json)", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -77,6 +103,10 @@ async def serve(options: ServerOptions) -> None:
     await stop.wait()
     print("bullring: shutting down", flush=True)
     await server.stop()
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def main(options: ServerOptions) -> int:

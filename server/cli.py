@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -80,13 +81,14 @@ def _replay_verify(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from server import app
 
-    options = app.ServerOptions(args.host, args.port, args.db, args.start_timeout)
+    options = app.ServerOptions(args.host, args.port, args.db, args.start_timeout,
+                                http_port=None if args.http_port < 0 else args.http_port,
+                                admin_token=args.admin_token or None)
     return app.main(options)
 
 
 def _match_create(args: argparse.Namespace) -> int:
-    from client_sdk.house import UnknownBotError, house_bot
-    from referee.registry import get_game
+    from server.match_setup import MatchSetupError, create_match
     from server.store import Store
 
     settings: dict[str, str] = _settings(args.setting)
@@ -101,18 +103,12 @@ def _match_create(args: argparse.Namespace) -> int:
             return 2
         house[int(seat)] = name
     try:
-        spec = get_game(args.game)
-        state = spec.new_state(args.seats, settings, args.seed)
-        for name in house.values():
-            house_bot(name, spec.id)
-    except (RefereeError, UnknownBotError) as exc:
+        created = create_match(Store(args.db), args.game, args.seats, settings, args.seed, house)
+    except MatchSetupError as exc:
         print(f"bullring match create: {exc}", file=sys.stderr)
         return 2
-    names = [house.get(s, f"seat{s}") if s in house else f"seat{s}" for s in range(args.seats)]
-    match_id, tokens = Store(args.db).create_match(spec.id, state.settings, args.seed, names,
-                                                   house)
-    print(f"match {match_id}")
-    for seat, token in enumerate(tokens):
+    print(f"match {created.match_id}")
+    for seat, token in enumerate(created.tokens):
         print(f"seat {seat} {'house:' + house[seat] if token is None else 'token ' + token}")
     return 0
 
@@ -173,6 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--db", default=DEFAULT_DB, help="database URL (default: SQLite file)")
     serve.add_argument("--start-timeout", type=float, default=60.0,
                        help="seconds a match waits for all its bots before starting anyway")
+    serve.add_argument("--http-port", type=int, default=8080,
+                       help="port of the HTTP API and web page (0 picks a free port, -1: off)")
+    serve.add_argument("--admin-token", default=os.environ.get("BULLRING_ADMIN_TOKEN"),
+                       help="token for HTTP admin operations (default: $BULLRING_ADMIN_TOKEN;"
+                            " none: admin operations are off)")
     serve.set_defaults(run=_serve)
 
     match = commands.add_parser("match", help="manage matches")

@@ -130,6 +130,11 @@ class MatchRunner:
             self.spectators.append(queue)
         return queue
 
+    def unwatch(self, queue: asyncio.Queue[pb.WatchResponse | None]) -> None:
+        """Stop feeding a spectator's queue (its connection closed)."""
+        with contextlib.suppress(ValueError):
+            self.spectators.remove(queue)
+
     # -- answers -------------------------------------------------------------------------
 
     def submit(self, seat: int, decision_id: str, action: Action | None

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, func
 from sqlalchemy.engine import Engine
-from sqlmodel import Field, Session, SQLModel, create_engine, select
+from sqlmodel import Field, Session, SQLModel, col, create_engine, select
 
 DEFAULT_DB = "sqlite:///bullring.db"
 """The embedded default: a SQLite file in the working folder."""
@@ -76,6 +76,22 @@ class LeaderboardEntry:
     mu: float
     sigma: float
     ordinal: float
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSummary:
+    """What anyone may know of a stored match: never its seed or tokens, and a result only
+    once it ended."""
+
+    match_id: str
+    game: str
+    status: str
+    seat_names: tuple[str, ...]
+    created_at: datetime
+    finished_at: datetime | None
+    totals: tuple[int, ...] | None
+    ranks: tuple[int, ...] | None
+    termination: str | None
 
 
 class UnknownMatchError(LookupError):
@@ -186,6 +202,40 @@ class Store:
             return list(session.exec(select(MatchRow).order_by(
                 MatchRow.created_at.desc())).all())  # type: ignore[attr-defined]
 
+    def match_page(self, *, match_id: str | None = None, game: str | None = None,
+                   status: str | None = None,
+                   bot: str | None = None, since: datetime | None = None,
+                   until: datetime | None = None, limit: int = 50, offset: int = 0
+                   ) -> tuple[list[MatchSummary], int]:
+        """One page of matches, newest first, and how many match the filters in all.
+
+        ``bot`` keeps matches with a seat of that name; ``since``/``until`` bound the
+        creation time (inclusive/exclusive).
+        """
+        query = select(MatchRow)
+        if match_id is not None:
+            query = query.where(MatchRow.id == match_id)
+        if game is not None:
+            query = query.where(MatchRow.game == game)
+        if status is not None:
+            query = query.where(MatchRow.status == status)
+        if bot is not None:
+            query = query.where(col(MatchRow.id).in_(
+                select(SeatRow.match_id).where(SeatRow.name == bot)))
+        if since is not None:
+            query = query.where(MatchRow.created_at >= _naive_utc(since))
+        if until is not None:
+            query = query.where(MatchRow.created_at < _naive_utc(until))
+        with Session(self.engine) as session:
+            total = session.exec(select(func.count()).select_from(query.subquery())).one()
+            rows = session.exec(query.order_by(col(MatchRow.created_at).desc(), col(MatchRow.id))
+                                .offset(offset).limit(limit)).all()
+            names: dict[str, list[str]] = {row.id: [] for row in rows}
+            for seat in session.exec(select(SeatRow).where(col(SeatRow.match_id).in_(list(names)))
+                                     .order_by(col(SeatRow.match_id), col(SeatRow.seat))).all():
+                names[seat.match_id].append(seat.name)
+            return [_summary(row, names[row.id]) for row in rows], int(total)
+
     def leaderboard(self, game: str) -> list[LeaderboardEntry]:
         """The rated bots of ``game``'s ladder, best first.
 
@@ -194,3 +244,20 @@ class Store:
         """
         del game
         return []
+
+
+def _naive_utc(moment: datetime) -> datetime:
+    """``moment`` in UTC without tzinfo, as SQLite stores the creation times."""
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(UTC).replace(tzinfo=None)
+
+
+def _summary(row: MatchRow, seat_names: Sequence[str]) -> MatchSummary:
+    totals = ranks = termination = None
+    if row.replay_json is not None and row.status in ("finished", "aborted"):
+        replay = json.loads(row.replay_json)
+        totals, ranks = tuple(replay["totals"]), tuple(replay["ranks"])
+        termination = str(replay["termination"])
+    return MatchSummary(row.id, row.game, row.status, tuple(seat_names), row.created_at,
+                        row.finished_at, totals, ranks, termination)
