@@ -14,6 +14,7 @@ import contextlib
 import time
 from typing import Any
 
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from server.api.proto_json import to_json
 from server.match_runner import MatchRunner
 
@@ -41,25 +42,44 @@ class PollSession:
         return self._waiting == 0 and time.monotonic() - self._last_poll >= self.lease_s
 
     async def _drain(self) -> None:
-        reason = "poll connection closed"
-        try:
-            while not self._expired():
-                left = self.lease_s if self._waiting else \
-                    self._last_poll + self.lease_s - time.monotonic()
-                try:
-                    item = await asyncio.wait_for(self.outbox.get(), max(0.05, left))
-                except TimeoutError:
-                    continue
-                if item is None:
-                    return
-                self.log.append((self.next_seq, to_json(item)))
-                self.next_seq += 1
-                self._wake()
-            reason = f"no poll for {self.lease_s:g}s"
-        finally:
-            self.closed = True
-            self._wake()
-            self.runner.detach(self.seat, self.connection, reason)
+        """Move the outbox into the log as messages come; close at the end or on expiry."""
+        while not self.closed:
+            if self._expired():
+                self._close(f"no poll for {self.lease_s:g}s")
+                return
+            left = self.lease_s if self._waiting else \
+                self._last_poll + self.lease_s - time.monotonic()
+            try:
+                item = await asyncio.wait_for(self.outbox.get(), max(0.05, left))
+            except TimeoutError:
+                continue
+            self._take(item)
+
+    def _drain_now(self) -> None:
+        """Move what the outbox holds right now into the log."""
+        while not self.closed:
+            try:
+                item = self.outbox.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            self._take(item)
+
+    def _take(self, item: pb.PlayResponse | None) -> None:
+        if item is None:
+            self._close("poll connection closed")
+            return
+        self.log.append((self.next_seq, to_json(item)))
+        self.next_seq += 1
+        self._wake()
+
+    def _close(self, reason: str) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self._wake()
+        self.runner.detach(self.seat, self.connection, reason)
+        if self._pump is not asyncio.current_task():
+            self._pump.cancel()
 
     def _wake(self) -> None:
         self._changed.set()
@@ -75,6 +95,7 @@ class PollSession:
         connection has ended."""
         self._waiting += 1
         try:
+            self._drain_now()
             messages = self.pending_after(after)
             if not messages and not self.closed and wait_s > 0:
                 changed = self._changed
