@@ -185,6 +185,8 @@ class MatchRunner:
                                                   if not s.joined_once])
         self.started.set()
         self._event("match_start")
+        for engine_event in self.state.opening:  # the opening rows or card, for spectators
+            self._publish(wire.event_to_proto(engine_event))
         termination = "normal"
         try:
             while not self.state.over:

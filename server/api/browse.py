@@ -77,7 +77,7 @@ async def matches(
     page, total = await asyncio.to_thread(
         lambda: ctx.store.match_page(game=plain, status=status, bot=bot, since=since,
                                      until=until, limit=limit, offset=offset))
-    return MatchPage(matches=[MatchInfo.of(s, s.match_id in ctx.hub.runners) for s in page],
+    return MatchPage(matches=[MatchInfo.of(s, is_live(ctx, s.match_id)) for s in page],
                      total=total, limit=limit, offset=offset)
 
 
@@ -87,7 +87,13 @@ async def match_info(ctx: Context, match_id: str) -> MatchInfo:
                                                                    limit=1))
     if not page:
         raise ApiError(404, "match_not_found", f"no match {match_id!r}")
-    return MatchInfo.of(page[0], match_id in ctx.hub.runners)
+    return MatchInfo.of(page[0], is_live(ctx, match_id))
+
+
+def is_live(ctx: Context, match_id: str) -> bool:
+    """Whether ``match_id`` is being played by this server now."""
+    runner = ctx.hub.runners.get(match_id)
+    return runner is not None and not runner.done.is_set()
 
 
 @router.get("/matches/{match_id}", response_model=MatchInfo, responses=error_responses(404))
