@@ -223,9 +223,9 @@ class Store:
             query = query.where(col(MatchRow.id).in_(
                 select(SeatRow.match_id).where(SeatRow.name == bot)))
         if since is not None:
-            query = query.where(MatchRow.created_at >= _naive_utc(since))
+            query = query.where(MatchRow.created_at >= _utc(since))
         if until is not None:
-            query = query.where(MatchRow.created_at < _naive_utc(until))
+            query = query.where(MatchRow.created_at < _utc(until))
         with Session(self.engine) as session:
             total = session.exec(select(func.count()).select_from(query.subquery())).one()
             rows = session.exec(query.order_by(col(MatchRow.created_at).desc(), col(MatchRow.id))
@@ -246,11 +246,11 @@ class Store:
         return []
 
 
-def _naive_utc(moment: datetime) -> datetime:
-    """``moment`` in UTC without tzinfo, as SQLite stores the creation times."""
+def _utc(moment: datetime) -> datetime:
+    """``moment`` in UTC (a time without a zone is taken as UTC)."""
     if moment.tzinfo is None:
-        return moment
-    return moment.astimezone(UTC).replace(tzinfo=None)
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
 
 
 def _summary(row: MatchRow, seat_names: Sequence[str]) -> MatchSummary:

@@ -44,7 +44,8 @@ def build_app(ctx: ApiContext) -> FastAPI:
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
-    """The OpenAPI document, with every 422 in our JSON error shape (not the framework's)."""
+    """The OpenAPI document, with every error response in our JSON shape (not the
+    framework's 422 shape, nor an event stream's media type)."""
     if app.openapi_schema is not None:
         return app.openapi_schema
     schema = get_openapi(title=app.title, version=app.version, description=app.description,
@@ -52,10 +53,11 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     error_ref = {"$ref": "#/components/schemas/ErrorBody"}
     for path in schema.get("paths", {}).values():
         for operation in path.values():
-            response = operation.get("responses", {}).get("422")
-            if response is not None:
-                response["content"] = {"application/json": {"schema": error_ref}}
-                response["description"] = "invalid_request"
+            for status, response in operation.get("responses", {}).items():
+                if status.startswith(("4", "5")):  # errors are JSON, whatever the route sends
+                    response["content"] = {"application/json": {"schema": error_ref}}
+                    if status == "422":
+                        response["description"] = "invalid_request"
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     for name in ("HTTPValidationError", "ValidationError"):
         components.pop(name, None)

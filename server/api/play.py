@@ -84,7 +84,7 @@ async def poll(ctx: Context, playing: Seat,
 
 
 @router.post("/answer", response_model=Verdict, response_model_exclude_none=True,
-             responses=error_responses(401, 404, 409, 422))
+             responses=error_responses(400, 401, 404, 409, 422))
 async def answer(body: AnswerIn, playing: Seat) -> Verdict:
     """Answer the pending decision with ``decision_id``. The verdict is in-band, as on gRPC:
     ``accepted`` (a repeated answer is accepted again and counted once) or ``rejected`` with
