@@ -1,0 +1,93 @@
+"""The HTTP API of a real server: the page at the address it prints, match pages and
+filters, replays only after the end, the feed of an ended match, and JSON errors with the
+right status from the framework too (404, 405, 422)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from datetime import UTC, datetime, timedelta
+
+import httpx
+
+from tests.serving import CLI, ServerProcess, finish
+
+
+def test_serve_prints_the_page_address_and_serves_it(server: ServerProcess) -> None:
+    """The address `bullring serve` prints serves the web page, its script and the OpenAPI
+    document listing every API path."""
+    page = httpx.get(server.http + "/")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    assert "/static/app.js" in page.text
+    assert httpx.get(server.http + "/static/app.js").status_code == 200
+    document = httpx.get(server.http + "/openapi.json").json()
+    assert {"/api/leaderboard", "/api/bots", "/api/matches", "/api/matches/{match_id}/replay",
+            "/api/matches/{match_id}/feed", "/api/play/poll", "/api/play/stream",
+            "/api/play/answer", "/api/admin/matches"} <= set(document["paths"])
+
+
+def test_errors_are_json_with_stable_codes(server: ServerProcess) -> None:
+    """Unknown paths, wrong methods, bad parameters and unknown ids are JSON errors with the
+    matching 4xx status and a stable code."""
+    cases = [("GET", "/nope", 404, "not_found"), ("GET", "/static/nope.js", 404, "not_found"),
+             ("DELETE", "/api/matches", 405, "method_not_allowed"),
+             ("GET", "/api/matches?limit=1000", 422, "invalid_request"),
+             ("GET", "/api/matches?since=yesterday", 422, "invalid_request"),
+             ("GET", "/api/matches/abc", 404, "match_not_found"),
+             ("GET", "/api/matches/abc/replay", 404, "match_not_found"),
+             ("GET", "/api/matches/abc/feed", 404, "match_not_found"),
+             ("GET", "/api/leaderboard?game=chess", 404, "unknown_game"),
+             ("POST", "/api/admin/matches", 403, "admin_disabled")]
+    for method, path, status, code in cases:
+        response = httpx.request(method, server.http + path)
+        assert response.status_code == status, (path, response.text)
+        assert response.headers["content-type"] == "application/json"
+        assert response.json()["error"]["code"] == code, path
+        assert response.json()["error"]["message"]
+
+
+def test_matches_filter_page_and_end(server: ServerProcess) -> None:
+    """Matches are listed newest first, filtered by game, status, seat name and time, one
+    page at a time; a finished match has its totals and replay, a created one has neither."""
+    played = server.create_match("six_nimmt", 2, "--house", "1=greedy", "--setting",
+                                 "rounds=1")
+    results = finish([server.bot(played.tokens[0], "house:random")])
+    assert results[0][0] == 0
+    waiting = [server.create_match("no_thanks", 3).match_id for _ in range(3)]
+    base = server.http + "/api/matches"
+    everything = httpx.get(base).json()
+    assert everything["total"] == 4
+    assert [m["id"] for m in everything["matches"]] == [*reversed(waiting), played.match_id]
+    page = httpx.get(base, params={"limit": 2, "offset": 1}).json()
+    assert [m["id"] for m in page["matches"]] == [waiting[1], waiting[0]]
+    finished = httpx.get(base, params={"status": "finished", "game": "six_nimmt"}).json()
+    assert [m["id"] for m in finished["matches"]] == [played.match_id]
+    assert finished["matches"][0]["seats"] == ["seat0", "greedy"]
+    assert httpx.get(base, params={"bot": "greedy"}).json()["total"] == 1
+    future = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    assert httpx.get(base, params={"since": future}).json()["total"] == 0
+    assert httpx.get(base, params={"until": future}).json()["total"] == 4
+
+    replay = httpx.get(f"{base}/{played.match_id}/replay").json()
+    exported = json.loads(server.replay(played.match_id))
+    assert replay == exported
+    summary = httpx.get(f"{base}/{played.match_id}").json()
+    assert summary["totals"] == exported["totals"] and summary["live"] is False
+    not_yet = httpx.get(f"{base}/{waiting[0]}/replay")
+    assert not_yet.status_code == 409
+    assert not_yet.json()["error"]["code"] == "match_not_finished"
+    assert httpx.get(f"{base}/{waiting[0]}/feed").json()["error"]["code"] == \
+        "match_not_started"
+    feed = httpx.get(f"{base}/{played.match_id}/feed").text.strip().splitlines()
+    assert feed[-2] == "event: end"
+    assert json.loads(feed[-1].removeprefix("data:")) == {
+        "totals": exported["totals"], "ranks": exported["ranks"], "termination": "normal"}
+
+
+def test_a_taken_http_port_is_a_clear_error(server: ServerProcess) -> None:
+    """A second server asked for a port already in use exits 2 and says so."""
+    port = server.http.rsplit(":", 1)[1]
+    result = subprocess.run([*CLI, "serve", "--port", "0", "--http-port", port, "--db",
+                             server.db], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "cannot listen" in result.stderr and "in use" in result.stderr
