@@ -82,8 +82,8 @@ def answer(client: httpx.Client, token: str, decision_id: str, action: dict[str,
 
 def test_http_answers_have_grpc_semantics(server: ServerProcess) -> None:
     """Rejections are in-band with a reason and the seat may answer again; a repeated answer
-    is accepted and counted once; a re-join gets the pending decision again; a bad token is
-    401, a malformed body 422, all as JSON errors."""
+    is accepted and counted once; a re-join gets the pending decision again; a poll repeats
+    what was not acknowledged; a bad token is 401, a malformed body 422, as JSON errors."""
     match = server.create_match("six_nimmt", 2, "--deadline-ms", "20000", "--setting",
                                 "rounds=1")
     token, other = str(match.tokens[0]), str(match.tokens[1])
@@ -109,6 +109,8 @@ def test_http_answers_have_grpc_semantics(server: ServerProcess) -> None:
         assert kinds[:2] == ["match_started", "decision"]
         assert again["messages"][1]["decision"]["decision_id"] == decision["decision_id"]
         seq = again["messages"][-1]["seq"]
+        lost = poll(client, token, again["messages"][0]["seq"], wait_ms=0)  # a lost response
+        assert lost["messages"] == again["messages"][1:]  # is sent again, minus the acked
 
         first = answer(client, token, decision["decision_id"], {"card": hand[0]}).json()
         repeat = answer(client, token, decision["decision_id"], {"card": hand[-1]}).json()

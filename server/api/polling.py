@@ -123,7 +123,11 @@ class PollSessions:
         if old is not None and after is not None and old.runner is runner and \
                 (not old.closed or old.pending_after(after)):
             return old
-        first_seq = 1 if old is None else old.next_seq
+        for other, ended in list(self._sessions.items()):  # forget delivered, ended ones
+            if ended.closed and not ended.log and other != key:
+                del self._sessions[other]
+        # Numbers go on across connections, so ``after`` never skips a new message.
+        first_seq = max(1 if old is None else old.next_seq, (after or 0) + 1)
         session = PollSession(runner, seat, first_seq, self.lease_s)
         self._sessions[key] = session
         return session
