@@ -69,18 +69,29 @@ def play_one(config: ArenaConfig, index: int) -> GameOutcome:
     """Play game ``index`` of ``config`` and return its outcome (writing its replay if asked)."""
     spec = get_game(config.game)
     names = seating(config.bots, index)
-    game_seed = derive_seed(config.seed, "game", index)
-    state = spec.new_state(len(names), config.settings, game_seed)
     players = [house_bot(name, spec.id, derive_seed(config.seed, "bot", index, seat))
                for seat, name in enumerate(names)]
-    log: list[dict[str, Any]] | None = [] if config.replays is not None else None
+    return play_seated(spec.id, names, players, config.settings,
+                       derive_seed(config.seed, "game", index), index,
+                       config.replays, f"arena-{config.seed}-{index:06d}")
+
+
+def play_seated(game: str, names: tuple[str, ...], players: Sequence[Bot],
+                settings: Mapping[str, Any], game_seed: int, index: int,
+                replays: Path | None = None, match_id: str = "") -> GameOutcome:
+    """Play one game of ``game`` seeded ``game_seed``, ``players[seat]`` named ``names[seat]``.
+
+    The arena and the tournament both play through here; ``replays`` (a folder) gets
+    ``MATCH_ID.json`` when given.
+    """
+    state = get_game(game).new_state(len(names), settings, game_seed)
+    log: list[dict[str, Any]] | None = [] if replays is not None else None
     play_game(state, players, log)
     totals, ranks = state.result()
-    if config.replays is not None and log is not None:
-        replay = build_replay(state, match_id=f"arena-{config.seed}-{index:06d}",
-                              seat_names=names, events=log)
-        config.replays.mkdir(parents=True, exist_ok=True)
-        (config.replays / f"{replay['match_id']}.json").write_text(dumps(replay))
+    if replays is not None and log is not None:
+        replay = build_replay(state, match_id=match_id, seat_names=names, events=log)
+        replays.mkdir(parents=True, exist_ok=True)
+        (replays / f"{replay['match_id']}.json").write_text(dumps(replay))
     return GameOutcome(index, names, totals, ranks, _round_scores(state))
 
 
