@@ -2,7 +2,9 @@
 // Plain JavaScript with no build step; it only reads the public HTTP API.
 "use strict";
 
-const REFRESH_MS = 5000;
+// How often lists refresh by themselves: 5 s, or ?refresh=MS in the page's address.
+const REFRESH_MS = Math.max(200, Number(new URLSearchParams(location.search).get("refresh"))
+                                 || 5000);
 let cleanup = [];  // what to stop when the view changes (timers, event sources)
 
 // -- helpers -----------------------------------------------------------------------------
@@ -87,7 +89,7 @@ function renderHome(view) {
     h("table", {}, h("thead", {}, h("tr", {},
       h("th", {class: "num"}, "#"), h("th", {}, "Bot"), h("th", {class: "num"}, "Version"),
       h("th", {class: "num"}, "Games"), h("th", {class: "num"}, "Rating"),
-      h("th", {class: "num"}, "μ ± σ"))),
+      h("th", {class: "num", title: "mean ± 3 sigma"}, "Skill interval"))),
       h("tbody", {"data-testid": "leaderboard-rows"})));
   const matches = h("section", {class: "panel", id: "matches"},
     h("h2", {}, "Matches"),
@@ -114,7 +116,7 @@ async function refreshLeaderboard() {
       h("tr", {"data-bot": e.bot},
         h("td", {class: "num"}, e.rank), h("td", {}, e.bot), h("td", {class: "num"}, e.version),
         h("td", {class: "num"}, e.games), h("td", {class: "num"}, e.ordinal.toFixed(2)),
-        h("td", {class: "num"}, `${e.mu.toFixed(2)} ± ${e.sigma.toFixed(2)}`)))
+        h("td", {class: "num"}, `${e.mu.toFixed(2)} ± ${(3 * e.sigma).toFixed(2)}`)))
       : [h("tr", {}, h("td", {colspan: 6, class: "muted"}, "No rated bots yet."))]));
     document.querySelector("[data-testid=leaderboard-updated]").textContent =
       `updated ${clock()}`;
