@@ -169,7 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", type=Path, metavar="DIR", help="write DIR/MATCH_ID.json")
     export.set_defaults(run=_replay_export)
 
-    serve = commands.add_parser("serve", help="run the referee server: gRPC, the HTTP API and the web page")
+    serve = commands.add_parser(
+        "serve", help="run the referee server: gRPC, the HTTP API and the web page")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=50051, help="0 picks a free port")
     serve.add_argument("--db", default=DEFAULT_DB, help="database URL (default: SQLite file)")
