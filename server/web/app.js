@@ -440,7 +440,7 @@ function liveView(match) {
     counter.textContent = String(state.events);
     stage.replaceChildren(state.game === "six_nimmt" ? liveSixNimmt(state) : liveNoThanks(state),
       h("h2", {}, "What happened"),
-      h("ol", {class: "log", "data-testid": "live-log", reversed: true},
+      h("ul", {class: "log", "data-testid": "live-log"},
         state.log.slice(-30).reverse().map((line) => h("li", {}, line))));
   };
   const source = new EventSource(`/api/matches/${encodeURIComponent(match.id)}/feed`);
