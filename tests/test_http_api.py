@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import subprocess
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 
-from tests.serving import CLI, ServerProcess, finish
+from tests.serving import CLI, ServerProcess, db_url, finish
 
 
 def test_serve_prints_the_page_address_and_serves_it(server: ServerProcess) -> None:
@@ -84,10 +85,12 @@ def test_matches_filter_page_and_end(server: ServerProcess) -> None:
         "totals": exported["totals"], "ranks": exported["ranks"], "termination": "normal"}
 
 
-def test_a_taken_http_port_is_a_clear_error(server: ServerProcess) -> None:
+def test_a_taken_http_port_is_a_clear_error(server: ServerProcess, tmp_path: Path) -> None:
     """A second server asked for a port already in use exits 2 and says so."""
     port = server.http.rsplit(":", 1)[1]
+    (tmp_path / "other").mkdir()
     result = subprocess.run([*CLI, "serve", "--port", "0", "--http-port", port, "--db",
-                             server.db], capture_output=True, text=True, timeout=60)
+                             db_url(tmp_path / "other")], capture_output=True, text=True,
+                            timeout=60)
     assert result.returncode == 2
     assert "cannot listen" in result.stderr and "in use" in result.stderr
