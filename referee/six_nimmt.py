@@ -189,6 +189,7 @@ class SixNimmtState:
         "_threshold",
         "_tricks",
         "hands",
+        "opening",
         "over",
         "penalties",
         "pending",
