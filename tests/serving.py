@@ -81,6 +81,12 @@ class ServerProcess:
                                  *args, bot], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
 
+    def admin_token(self) -> str:
+        """A fresh admin token for this server's database (``bullring admin rotate-token``)."""
+        out = subprocess.run([*CLI, "admin", "rotate-token", "--db", self.db], check=True,
+                             capture_output=True, text=True).stdout
+        return out.strip().splitlines()[-1]
+
     def replay(self, match_id: str) -> str:
         """``bullring replay export MATCH_ID`` output."""
         return subprocess.run([*CLI, "replay", "export", match_id, "--db", self.db],

@@ -16,7 +16,6 @@ from schemathesis.specs.openapi.checks import negative_data_rejection, positive_
 
 from tests.serving import ServerProcess, db_url, finish
 
-ADMIN = "fuzz-admin"
 EXAMPLES = 25
 """Examples per operation and mode: a short run, for CI."""
 
@@ -25,7 +24,7 @@ EXAMPLES = 25
 def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """A server with one finished match, a created one and an admin token."""
     folder: Path = tmp_path_factory.mktemp("fuzz")
-    server = ServerProcess(db_url(folder), ["--admin-token", ADMIN]).start()
+    server = ServerProcess(db_url(folder)).start()
     match = server.create_match("no_thanks", 3, "--setting", "rounds=1")
     results = finish([server.bot(t, "house:random") for t in match.tokens])
     assert [code for code, _ in results] == [0, 0, 0]
@@ -34,9 +33,9 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     server.stop()
 
 
-def check(case: Any, server: ServerProcess) -> None:
+def check(case: Any, server: ServerProcess, admin: str) -> None:
     """Send one generated request; assert no 5xx, schema conformance and JSON 4xx bodies."""
-    headers = {"Authorization": f"Bearer {ADMIN}"} if case.path.startswith("/api/admin") \
+    headers = {"Authorization": f"Bearer {admin}"} if case.path.startswith("/api/admin") \
         else None
     response = case.call(base_url=server.http, headers=headers, timeout=15)
     assert response.status_code < 500, (case.method, case.formatted_path, response.text)
@@ -58,6 +57,7 @@ def test_no_5xx_and_json_errors(fuzzed: ServerProcess, mode: GenerationMode) -> 
     the admin token) never get a 5xx, conform to the document, and every 4xx body is
     {"error": {"code", "message"}}."""
     schema = schemathesis.openapi.from_url(f"{fuzzed.http}/openapi.json")
+    admin = fuzzed.admin_token()
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 10
     for operation in operations:
@@ -66,7 +66,7 @@ def test_no_5xx_and_json_errors(fuzzed: ServerProcess, mode: GenerationMode) -> 
                   phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False,
                   suppress_health_check=list(HealthCheck))
         def run(case: Any) -> None:
-            check(case, fuzzed)
+            check(case, fuzzed, admin)
 
         try:
             run()

@@ -38,13 +38,16 @@ def test_errors_are_json_with_stable_codes(server: ServerProcess) -> None:
              ("GET", "/api/matches/abc/replay", 404, "match_not_found"),
              ("GET", "/api/matches/abc/feed", 404, "match_not_found"),
              ("GET", "/api/leaderboard?game=chess", 404, "unknown_game"),
-             ("POST", "/api/admin/matches", 403, "admin_disabled")]
+             ("POST", "/api/admin/matches", 401, "unauthorized")]
     for method, path, status, code in cases:
         response = httpx.request(method, server.http + path)
         assert response.status_code == status, (path, response.text)
         assert response.headers["content-type"] == "application/json"
         assert response.json()["error"]["code"] == code, path
         assert response.json()["error"]["message"]
+    wrong = httpx.post(server.http + "/api/admin/matches", json={"game": "no_thanks", "seats": 3},
+                       headers={"Authorization": "Bearer admin_nope"})
+    assert wrong.status_code == 403 and wrong.json()["error"]["code"] == "forbidden"
 
 
 def test_matches_filter_page_and_end(server: ServerProcess) -> None:
@@ -94,3 +97,36 @@ def test_a_taken_http_port_is_a_clear_error(server: ServerProcess, tmp_path: Pat
                             timeout=60)
     assert result.returncode == 2
     assert "cannot listen" in result.stderr and "in use" in result.stderr
+
+
+def test_admin_manages_the_bot_registry_over_http(server: ServerProcess) -> None:
+    """With the admin token, HTTP registers a bot (its token shown once), versions, disables,
+    enables and rotates it, with 404/409 for unknown and taken names; /api/bots lists it
+    without any token."""
+    from server.store import Store
+
+    admin = {"Authorization": f"Bearer {server.admin_token()}"}
+    base = server.http + "/api/admin/bots"
+    added = httpx.post(base, json={"name": "webbot", "owner": "team 7"}, headers=admin)
+    assert added.status_code == 201, added.text
+    token = added.json()["token"]
+    store = Store(server.db)
+    found = store.bot_for_token(token)
+    assert found is not None and found.name == "webbot" and found.owner == "team 7"
+    taken = httpx.post(base, json={"name": "webbot"}, headers=admin)
+    assert taken.status_code == 409 and taken.json()["error"]["code"] == "bot_exists"
+    assert httpx.post(f"{base}/webbot/version", headers=admin).json() == {
+        "name": "webbot", "version": 2}
+    assert httpx.post(f"{base}/webbot/disable", headers=admin).json()["enabled"] is False
+    assert not store.bot("webbot").enabled
+    assert httpx.post(f"{base}/webbot/enable", headers=admin).json()["enabled"] is True
+    rotated = httpx.post(f"{base}/webbot/rotate-token", headers=admin).json()["token"]
+    assert store.bot_for_token(token) is None and store.bot_for_token(rotated) is not None
+    unknown = httpx.post(f"{base}/nobody/version", headers=admin)
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_bot"
+    assert httpx.post(f"{base}/webbot/version").status_code == 401
+    listed = httpx.get(server.http + "/api/bots").json()
+    assert [b for b in listed if b["name"] == "webbot"] == [
+        {"name": "webbot", "owner": "team 7", "version": 2, "enabled": True, "house": None,
+         "games": {}}]
+    assert rotated not in json.dumps(listed) and "token" not in json.dumps(listed)

@@ -1,17 +1,30 @@
-"""Admin operations, behind the admin token: register a match (its seat tokens are shown
-once), abort a match."""
+"""Admin operations, behind the admin token: the bot registry (as gRPC AdminService and
+``bullring bots`` offer it), registering a match (its seat tokens are shown once) and
+aborting one."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Annotated, TypeVar
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Path
 
 from server.api.browse import MatchId, match_info
 from server.api.context import Context, require_admin
 from server.api.errors import ApiError, error_responses
-from server.api.models import AbortedOut, CreatedMatchOut, CreatedSeat, CreateMatchIn
+from server.api.models import (
+    AbortedOut,
+    BotEnabledOut,
+    BotTokenOut,
+    BotVersionOut,
+    CreatedMatchOut,
+    CreatedSeat,
+    CreateMatchIn,
+    NewBotIn,
+)
 from server.match_setup import MatchSetupError, create_match
+from server.store import BotError, BotNameTakenError, UnknownBotNameError
 
 router = APIRouter(prefix="/api/admin", tags=["admin"], dependencies=[Depends(require_admin)],
                    responses=error_responses(401, 403))
@@ -49,3 +62,57 @@ async def abort(ctx: Context, match_id: MatchId) -> AbortedOut:
             raise ApiError(409, "match_not_live", f"match {match_id!r} runs on another server")
         await asyncio.to_thread(ctx.store.set_status, match_id, "aborted")
     return AbortedOut(match_id=match_id, status="aborted")
+
+
+BotName = Annotated[str, Path(min_length=1, max_length=64, description="a bot's name")]
+T = TypeVar("T")
+
+
+async def registry(work: Callable[[], T]) -> T:
+    """Run one registry change; its errors as 404 unknown_bot, 409 bot_exists, 400."""
+    try:
+        return await asyncio.to_thread(work)
+    except UnknownBotNameError as exc:
+        raise ApiError(404, "unknown_bot", str(exc)) from exc
+    except BotNameTakenError as exc:
+        raise ApiError(409, "bot_exists", str(exc)) from exc
+    except BotError as exc:
+        raise ApiError(400, "invalid_bot", str(exc)) from exc
+
+
+@router.post("/bots", response_model=BotTokenOut, status_code=201,
+             responses=error_responses(400, 409, 422))
+async def add_bot(ctx: Context, body: NewBotIn) -> BotTokenOut:
+    """Register a bot; its token is in this response only."""
+    token = await registry(lambda: ctx.store.add_bot(body.name, body.owner))
+    return BotTokenOut(name=body.name, token=token)
+
+
+@router.post("/bots/{name}/version", response_model=BotVersionOut,
+             responses=error_responses(404))
+async def new_version(ctx: Context, name: BotName) -> BotVersionOut:
+    """Start a new version of a bot: its ratings keep their mean, widen their uncertainty."""
+    return BotVersionOut(name=name, version=await registry(lambda: ctx.store.new_version(name)))
+
+
+@router.post("/bots/{name}/enable", response_model=BotEnabledOut,
+             responses=error_responses(404))
+async def enable(ctx: Context, name: BotName) -> BotEnabledOut:
+    """Let a bot be seated again."""
+    await registry(lambda: ctx.store.set_enabled(name, True))
+    return BotEnabledOut(name=name, enabled=True)
+
+
+@router.post("/bots/{name}/disable", response_model=BotEnabledOut,
+             responses=error_responses(404))
+async def disable(ctx: Context, name: BotName) -> BotEnabledOut:
+    """Stop seating a bot; it leaves the leaderboard."""
+    await registry(lambda: ctx.store.set_enabled(name, False))
+    return BotEnabledOut(name=name, enabled=False)
+
+
+@router.post("/bots/{name}/rotate-token", response_model=BotTokenOut,
+             responses=error_responses(400, 404))
+async def rotate_token(ctx: Context, name: BotName) -> BotTokenOut:
+    """Give a bot a new token; the old one stops working."""
+    return BotTokenOut(name=name, token=await registry(lambda: ctx.store.rotate_token(name)))

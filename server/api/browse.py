@@ -51,13 +51,14 @@ async def leaderboard(ctx: Context, game: Annotated[str, Query(
 
 @router.get("/bots", response_model=list[BotInfo])
 async def bots(ctx: Context) -> list[BotInfo]:
-    """The rated bots, with their games played per game."""
-    found: dict[str, dict[str, int]] = {}
+    """The registered bots, with their rated games per game."""
+    games: dict[str, dict[str, int]] = {}
     for spec in GAMES.values():
         for entry in await asyncio.to_thread(ctx.store.leaderboard, spec.id):
-            games = found.setdefault(entry.bot, {})
-            games[spec.id] = games.get(spec.id, 0) + entry.games
-    return [BotInfo(name=name, games=games) for name, games in sorted(found.items())]
+            games.setdefault(entry.bot, {})[spec.id] = entry.games
+    return [BotInfo(name=row.name, owner=row.owner, version=row.version, enabled=row.enabled,
+                    house=row.house, games=games.get(row.name, {}))
+            for row in await asyncio.to_thread(ctx.store.bots)]
 
 
 @router.get("/matches", response_model=MatchPage, responses=error_responses(404, 422))

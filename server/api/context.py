@@ -1,8 +1,8 @@
-"""What every HTTP handler reaches: the hub of live matches, the store and the admin token."""
+"""What every HTTP handler reaches: the hub of live matches and the store."""
 
 from __future__ import annotations
 
-import hmac
+import asyncio
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -23,7 +23,6 @@ class ApiContext:
     """The server's state the HTTP API works on."""
 
     hub: MatchHub
-    admin_token: str | None = None
     polls: PollSessions = field(default_factory=PollSessions)
 
     @property
@@ -52,12 +51,9 @@ def bearer_token(credentials: HTTPAuthorizationCredentials | None) -> str:
     return credentials.credentials.strip()
 
 
-def require_admin(ctx: Context, credentials: Credentials) -> None:
-    """Refuse unless the request carries the admin token (401 without one, 403 if wrong)."""
-    if ctx.admin_token is None:
-        raise ApiError(403, "admin_disabled",
-                       "admin operations are off: start the server with --admin-token "
-                       "or BULLRING_ADMIN_TOKEN")
+async def require_admin(ctx: Context, credentials: Credentials) -> None:
+    """Refuse unless the request carries the admin token (401 without one, 403 if wrong):
+    the one the server printed at its first start, or ``bullring admin rotate-token``'s."""
     token = bearer_token(credentials)
-    if not hmac.compare_digest(token.encode(), ctx.admin_token.encode()):
+    if not await asyncio.to_thread(ctx.store.is_admin_token, token):
         raise ApiError(403, "forbidden", "this token is not the admin token")

@@ -7,7 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from server.store import LeaderboardEntry, MatchSummary
+from server.ratings import LeaderboardEntry
+from server.store import MatchSummary
 
 
 class GameInfo(BaseModel):
@@ -45,10 +46,43 @@ class Leaderboard(BaseModel):
 
 
 class BotInfo(BaseModel):
-    """A bot as the public sees it: its name and where it plays (never its token)."""
+    """A registered bot as the public sees it (never its token)."""
 
     name: str
+    owner: str
+    version: int
+    enabled: bool
+    house: str | None = Field(description="the house bot the server plays it as, if any")
     games: dict[str, int] = Field(description="rated games played, by game id")
+
+
+class NewBotIn(BaseModel):
+    """A bot to register."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: StrictStr = Field(min_length=1, max_length=64)
+    owner: StrictStr = Field(default="", max_length=200)
+
+
+class BotTokenOut(BaseModel):
+    """A bot's new token (shown once; only its hash is stored)."""
+
+    name: str
+    token: str
+
+
+class BotVersionOut(BaseModel):
+    """A bot's new version (its ratings keep their mean and widen their uncertainty)."""
+
+    name: str
+    version: int
+
+
+class BotEnabledOut(BaseModel):
+    """Whether a bot may be seated (a disabled bot also leaves the leaderboard)."""
+
+    name: str
+    enabled: bool
 
 
 class MatchInfo(BaseModel):
