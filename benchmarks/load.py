@@ -118,7 +118,7 @@ def main() -> int:
         matches = [store.create_match("six_nimmt", settings, i, names, {})
                    for i in range(args.matches)]
         server, address = start([sys.executable, "-m", "server.cli", "serve", "--port", "0",
-                                 "--db", db])
+                                 "--http-port", "-1", "--db", db])
         try:
             time.sleep(1.0)  # let start-up allocations settle
             rss_start = rss_bytes(server.pid)

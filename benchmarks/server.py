@@ -207,7 +207,7 @@ def referee_run(store: Store, db: str, bots: int, args: argparse.Namespace
     timeouts the stored logs charge to the bots while they played (each answered at once, so
     any is the server's fault)."""
     cli = [sys.executable, "-m", "server.cli"]
-    referee, address = start([*cli, "serve", "--port", "0", "--db", db])
+    referee, address = start([*cli, "serve", "--port", "0", "--http-port", "-1", "--db", db])
     try:
         settings = new_state(2, {"end_threshold": 10_000}).settings
         matches = [store.create_match("six_nimmt", settings, i, ["bench", "random"],
