@@ -14,6 +14,7 @@ from grpc_reflection.v1alpha import reflection
 
 from client_sdk import wire
 from server.admin import AdminService
+from server.db_retry import DEFAULT_BUDGET_S
 from server.hub import MatchHub
 from server.instances import DatabaseBusyError, InstanceGuard
 from server.ladder import Ladder, LadderOptions
@@ -34,6 +35,8 @@ class ServerOptions:
     grace_s: float = 5.0
     ladder: LadderOptions = field(default_factory=LadderOptions)
     """The ladders this server runs and its house bots."""
+    db_retry_s: float = DEFAULT_BUDGET_S
+    """How long a database call is retried while the database is unavailable."""
 
 
 class RefereeServer:
@@ -41,7 +44,7 @@ class RefereeServer:
 
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
-        self.store = Store(options.db)
+        self.store = Store(options.db, options.db_retry_s)
         self.guard = InstanceGuard(self.store.engine)
         self.hub = MatchHub(self.store, options.start_timeout_s, self.guard.id)
         self.ladder = Ladder(self.store, self.hub, options.ladder, self.guard)
