@@ -122,10 +122,11 @@ class InstanceGuard:
         return True
 
     def close(self) -> None:
-        """Let the instance go (its lock is released)."""
+        """Let the instance go: its connection is closed, not returned to the pool, so the
+        lock goes with it (and a connection a database restart killed is not reset)."""
         if self._connection is not None:
             with contextlib.suppress(Exception):
-                self._connection.close()
+                self._connection.invalidate()
             self._connection = None
         if self._file is not None:
             self._file.close()

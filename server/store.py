@@ -124,6 +124,15 @@ def _sqlite_begin(connection: Any) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+def _postgres_error(context: Any) -> None:
+    """Count a PostgreSQL shutdown (57P01 AdminShutdown, 57P02, 57P03 "starting up") or a
+    connection failure (08...) as a disconnect, so SQLAlchemy drops the connection instead of
+    returning it to the pool (psycopg marks such a connection broken only later)."""
+    state = getattr(context.original_exception, "sqlstate", None) or ""
+    if state.startswith(("57P", "08")):
+        context.is_disconnect = True
+
+
 def _check_name(name: str) -> str:
     if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
         raise BotError(f"bad bot name {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
@@ -147,6 +156,8 @@ class Store:
         if self.sqlite:
             event.listen(self.engine, "connect", _sqlite_connect)
             event.listen(self.engine, "begin", _sqlite_begin)
+        else:
+            event.listen(self.engine, "handle_error", _postgres_error)
         upgrade(self.engine)
 
     @contextmanager

@@ -8,7 +8,6 @@ import asyncio
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import grpc
 import pytest
