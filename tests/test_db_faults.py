@@ -95,16 +95,21 @@ def check_rating_chains(store: Store, game: str) -> None:
         assert board[name].games == len(store.rating_changes(bot=name))
 
 
+@pytest.mark.parametrize("outlasts_the_budget", [False, True])
 def test_a_locked_sqlite_file_delays_the_result_and_loses_nothing(
-        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer],
+        outlasts_the_budget: bool) -> None:
     """Another connection holds SQLite's write lock (BEGIN EXCLUSIVE; in WAL mode it blocks
     every writer, and the server begins each transaction IMMEDIATE) from before the last card
-    of a ladder match until the server has logged a retry of storing its result: the result
-    is then stored once, finished, with one rating update per seat, the replay verifies, the
-    ladder goes on, and no Traceback is logged."""
+    of a ladder match until the server has logged a retry of storing its result (or, with a
+    1 s budget, has given up retrying): the result is then stored once, finished, with one
+    rating update per seat, the replay verifies, the ladder goes on, and no Traceback is
+    logged."""
     db = db_url(tmp_path)
+    budget = ["--db-retry", "1"] if outlasts_the_budget else []
+    awaited = "gave up" if outlasts_the_budget else "(try 1)"
     server = LadderServer(db, [*FAST, "--house-bots", "random,random,random",
-                               "--house-rest", "0"]).start()
+                               "--house-rest", "0", *budget]).start()
     stop_all.append(server)
     token = server.add_bot("tester")
     assert server.log is not None
@@ -117,8 +122,8 @@ def test_a_locked_sqlite_file_delays_the_result_and_loses_nothing(
 
     async def unlock_after_a_retry() -> None:
         await asyncio.to_thread(log.wait, lambda lines: any(
-            f"{RETRIED} finish_match" in line for line in lines), 60,
-            "a retry of storing the result")
+            f"{RETRIED} finish_match" in line and awaited in line for line in lines), 60,
+            f"a line with {awaited!r} about storing the result")
         locker.execute("COMMIT")
 
     async def body() -> list[tuple[str, pb.MatchEnded]]:
@@ -137,6 +142,8 @@ def test_a_locked_sqlite_file_delays_the_result_and_loses_nothing(
     text = server.stop()
     assert all(ended.termination == "normal" for _, ended in played)
     assert f"{RETRIED} finish_match" in text
+    if outlasts_the_budget:
+        assert "stored now that the database is back" in text
     assert "Traceback" not in text, text[-3000:]
 
     store = Store(db)
