@@ -14,7 +14,7 @@ from grpc_reflection.v1alpha import reflection
 
 from client_sdk import wire
 from server.admin import AdminService
-from server.db_retry import DEFAULT_BUDGET_S
+from server.db_retry import DEFAULT_BUDGET_S, DatabaseUnavailableError
 from server.hub import MatchHub
 from server.instances import DatabaseBusyError, InstanceGuard
 from server.ladder import Ladder, LadderOptions
@@ -84,7 +84,11 @@ class RefereeServer:
         await self.ladder.stop()
         await self.hub.shutdown()
         # A table seated while the matchmaker was being stopped never got a runner.
-        await asyncio.to_thread(self.store.abort_running, [self.guard.id])
+        try:
+            await asyncio.to_thread(self.store.abort_running, [self.guard.id])
+        except DatabaseUnavailableError as exc:
+            log.warning("could not mark this server's running matches aborted (%s); the next "
+                        "start aborts them", exc)
         await self.server.stop(self.options.grace_s)
         self.guard.close()
 
