@@ -137,6 +137,15 @@ class MatchHub:
         finally:
             self.unstored.pop(match_id, None)
 
+    async def abort(self, match_id: str) -> bool:
+        """Abort ``match_id`` if it runs here (it is stored as aborted); False if it does not."""
+        task = self.tasks.get(match_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return True
+
     async def shutdown(self) -> None:
         """Abort every match still running; each is stored as aborted. A match whose end
         could not be stored yet stays running in the database: the next start aborts it."""
