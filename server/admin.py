@@ -8,10 +8,12 @@ from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
+from sqlalchemy.exc import OperationalError
 
 from client_sdk import wire
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
-from server.service import bearer_token
+from server.db_retry import DatabaseUnavailableError
+from server.service import UNAVAILABLE, bearer_token
 from server.store import BotError, BotNameTakenError, Store, UnknownBotNameError
 
 
@@ -28,7 +30,11 @@ class AdminService:
         if token is None:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED,
                                 "missing 'authorization: Bearer ADMIN_TOKEN' metadata")
-        if not await asyncio.to_thread(self.store.is_admin_token, str(token)):
+        try:
+            admin = await asyncio.to_thread(self.store.is_admin_token, str(token))
+        except DatabaseUnavailableError:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
+        if not admin:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "not the admin token")
         request = request_type()
         try:
@@ -44,6 +50,9 @@ class AdminService:
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(exc))
         except BotError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except (DatabaseUnavailableError, OperationalError):
+            # Not retried when unsafe to repeat (a new bot, a new token): the caller decides.
+            await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
 
     def _method(self, request_type: Any, work: Callable[[Any], Any]
                 ) -> Callable[[bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]:

@@ -18,6 +18,7 @@ from server.admin import AdminService
 from server.api.app import build_app
 from server.api.context import ApiContext
 from server.api.serving import HttpServer
+from server.db_retry import DEFAULT_BUDGET_S, DatabaseUnavailableError
 from server.hub import MatchHub
 from server.instances import DatabaseBusyError, InstanceGuard
 from server.ladder import Ladder, LadderOptions
@@ -40,6 +41,8 @@ class ServerOptions:
     """The HTTP API and web page's port (0 picks a free one; None: no HTTP)."""
     ladder: LadderOptions = field(default_factory=LadderOptions)
     """The ladders this server runs and its house bots."""
+    db_retry_s: float = DEFAULT_BUDGET_S
+    """How long a database call is retried while the database is unavailable."""
 
 
 class RefereeServer:
@@ -47,7 +50,7 @@ class RefereeServer:
 
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
-        self.store = Store(options.db)
+        self.store = Store(options.db, options.db_retry_s)
         self.guard = InstanceGuard(self.store.engine)
         self.hub = MatchHub(self.store, options.start_timeout_s, self.guard.id)
         self.ladder = Ladder(self.store, self.hub, options.ladder, self.guard)
@@ -99,7 +102,11 @@ class RefereeServer:
         if self.http is not None:
             await self.http.stop()
         # A table seated while the matchmaker was being stopped never got a runner.
-        await asyncio.to_thread(self.store.abort_running, [self.guard.id])
+        try:
+            await asyncio.to_thread(self.store.abort_running, [self.guard.id])
+        except DatabaseUnavailableError as exc:
+            log.warning("could not mark this server's running matches aborted (%s); the next "
+                        "start aborts them", exc)
         await self.server.stop(self.options.grace_s)
         self.guard.close()
 

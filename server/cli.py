@@ -104,7 +104,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"bullring serve: {exc}", file=sys.stderr)
         return 2
     options = app.ServerOptions(args.host, args.port, args.db, args.start_timeout,
-                                ladder=ladder_options,
+                                ladder=ladder_options, db_retry_s=args.db_retry,
                                 http_port=None if args.http_port < 0 else args.http_port)
     return app.main(options)
 
@@ -217,6 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--db", default=DEFAULT_DB, help="database URL (default: SQLite file)")
     serve.add_argument("--start-timeout", type=float, default=60.0,
                        help="seconds a match waits for all its bots before starting anyway")
+    serve.add_argument("--db-retry", type=float, default=30.0, metavar="SECONDS",
+                       help="how long a database call is retried while the database is "
+                            "unavailable (a locked SQLite file, a PostgreSQL restart; "
+                            "default 30)")
     serve.add_argument("--ladder", default="six_nimmt,no_thanks", metavar="GAME,...",
                        help="games whose ladders run (default: six_nimmt,no_thanks)")
     serve.add_argument("--table-size", action="append", default=[], metavar="GAME=MIN-MAX",

@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from server.db_retry import DatabaseUnavailableError
 from server.match_runner import MatchRunner
 from server.models import BotRow
 from server.store import MatchConfig, Store
@@ -36,6 +37,8 @@ class MatchHub:
         self._tokens: dict[str, tuple[str, int] | None] = {}
         self._bots: dict[str, tuple[float, BotRow]] = {}
         self._lock = asyncio.Lock()
+        self.unstored: dict[str, asyncio.Task[None]] = {}
+        """Matches over whose end waits for the database to come back, by id."""
 
     async def seat_for_token(self, token: str) -> tuple[str, int] | None:
         """The (match id, seat) ``token`` plays, or None for an unknown token."""
@@ -101,9 +104,38 @@ class MatchHub:
         return runner
 
     async def _stored(self, replay: dict[str, Any]) -> None:
-        recorded = await asyncio.to_thread(self.store.finish_match, replay["match_id"], replay)
+        try:
+            recorded = await asyncio.to_thread(self.store.finish_match, replay["match_id"],
+                                               replay)
+        except DatabaseUnavailableError:
+            match_id = replay["match_id"]
+            log.warning("match %s %s: not stored yet, the database is unavailable; it is "
+                        "stored when the database is back (if this server stops first, it is "
+                        "aborted at the next start)", match_id, replay["termination"])
+            self.unstored[match_id] = asyncio.create_task(self._store_later(replay),
+                                                          name=f"store-{match_id}")
+            return
         log.info("match %s %s: totals %s%s", replay["match_id"], replay["termination"],
                  replay["totals"], "" if recorded else " (already recorded; not again)")
+
+    async def _store_later(self, replay: dict[str, Any]) -> None:
+        """Keep trying to store a match's end until the database is back (each try retries
+        for the store's budget and logs its retries)."""
+        match_id = replay["match_id"]
+        try:
+            while True:
+                try:
+                    recorded = await asyncio.to_thread(self.store.finish_match, match_id,
+                                                       replay)
+                except DatabaseUnavailableError:
+                    await asyncio.sleep(self.store.retry.max_s)  # a pause even with no budget
+                    continue
+                log.info("match %s %s: stored now that the database is back%s", match_id,
+                         replay["termination"],
+                         "" if recorded else " (already recorded or aborted; not again)")
+                return
+        finally:
+            self.unstored.pop(match_id, None)
 
     async def abort(self, match_id: str) -> bool:
         """Abort ``match_id`` if it runs here (it is stored as aborted); False if it does not."""
@@ -115,8 +147,9 @@ class MatchHub:
         return True
 
     async def shutdown(self) -> None:
-        """Abort every match still running; each is stored as aborted."""
-        running = [t for t in list(self.tasks.values()) if not t.done()]
+        """Abort every match still running; each is stored as aborted. A match whose end
+        could not be stored yet stays running in the database: the next start aborts it."""
+        running = [t for t in [*self.tasks.values(), *self.unstored.values()] if not t.done()]
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)

@@ -13,11 +13,17 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import logging
 import os
 import uuid
 from typing import IO, Any
 
 from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import DBAPIError
+
+from server.db_retry import DatabaseUnavailableError
+
+log = logging.getLogger("bullring.instances")
 
 
 class DatabaseBusyError(RuntimeError):
@@ -40,7 +46,7 @@ class InstanceGuard:
         if engine.dialect.name == "postgresql":
             self._connection = engine.raw_connection()
             self._connection.autocommit = True
-            self._query("SELECT pg_advisory_lock(%s)", _lock_key(self.id))
+            self._run("SELECT pg_advisory_lock(%s)", _lock_key(self.id))
         else:
             self._lock_sqlite_file(engine)
 
@@ -60,6 +66,43 @@ class InstanceGuard:
         self._file = handle
 
     def _query(self, sql: str, *args: Any) -> Any:
+        """Run ``sql`` on the lock's connection; if that connection was lost (a PostgreSQL
+        restart drops it, and the lock with it), connect again, take the lock again, retry."""
+        try:
+            return self._run(sql, *args)
+        except Exception as exc:  # the driver's own error type
+            if not self._lost():
+                raise
+            log.warning("the connection holding this server's instance lock was lost (%s); "
+                        "connecting again", str(exc).strip().splitlines()[0] if str(exc)
+                        else type(exc).__name__)
+        self._reconnect()
+        return self._run(sql, *args)
+
+    def _lost(self) -> bool:
+        raw = getattr(self._connection, "driver_connection", None)
+        return raw is None or bool(getattr(raw, "closed", False) or getattr(raw, "broken", False))
+
+    def _reconnect(self) -> None:
+        with contextlib.suppress(Exception):
+            self._connection.invalidate()
+        try:
+            self._connection = self._engine.raw_connection()
+            self._connection.autocommit = True
+            self._run("SELECT pg_advisory_lock(%s)", _lock_key(self.id))
+        except DBAPIError as exc:
+            raise DatabaseUnavailableError(f"cannot take this server's instance lock again: "
+                                           f"{str(exc.orig).strip().splitlines()[0]}") from exc
+        log.warning("this server's instance lock is held again")
+
+    def check(self) -> None:
+        """Make sure the instance lock is still held (PostgreSQL): after a restart of the
+        database, connect again and take it again. DatabaseUnavailableError while it is
+        down."""
+        if self._connection is not None:
+            self._query("SELECT 1")
+
+    def _run(self, sql: str, *args: Any) -> Any:
         cursor = self._connection.cursor()
         try:
             cursor.execute(sql, args)
@@ -79,10 +122,11 @@ class InstanceGuard:
         return True
 
     def close(self) -> None:
-        """Let the instance go (its lock is released)."""
+        """Let the instance go: its connection is closed, not returned to the pool, so the
+        lock goes with it (and a connection a database restart killed is not reset)."""
         if self._connection is not None:
             with contextlib.suppress(Exception):
-                self._connection.close()
+                self._connection.invalidate()
             self._connection = None
         if self._file is not None:
             self._file.close()

@@ -23,6 +23,7 @@ from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from client_sdk.house import HOUSE_BOTS
 from referee.core import RefereeError
 from referee.registry import get_game
+from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub
 from server.instances import InstanceGuard
 from server.match_runner import MatchRunner, Outbox
@@ -272,6 +273,10 @@ class Ladder:
                     await self._form(game)
                 except asyncio.CancelledError:
                     raise
+                except DatabaseUnavailableError:
+                    log.warning("forming %s tables: the database is unavailable; trying "
+                                "again soon", game)
+                    self._retry()
                 except Exception:
                     log.exception("forming %s tables failed; trying again on the next change",
                                   game)
@@ -282,8 +287,14 @@ class Ladder:
             await asyncio.sleep(self.options.sweep_s)
             if self.guard is None:
                 continue
-            aborted = await asyncio.to_thread(self.store.abort_orphans, self.hub.instance,
-                                              self.guard.is_alive)
+            try:
+                await asyncio.to_thread(self.guard.check)
+                aborted = await asyncio.to_thread(self.store.abort_orphans, self.hub.instance,
+                                                  self.guard.is_alive)
+            except DatabaseUnavailableError as exc:
+                log.warning("looking for dead servers' matches: %s; trying again in %s s",
+                            exc, self.options.sweep_s)
+                continue
             if aborted:
                 log.warning("aborted %d matches of a server that is gone", len(aborted))
                 self.poke()

@@ -13,11 +13,15 @@ from google.protobuf.message import DecodeError
 
 from client_sdk import wire
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub, MatchOverError
 from server.ladder import Ladder, LadderError, LadderSession
 from server.match_runner import MatchRunner, Outbox
 from server.models import BotRow
 from server.store import MatchElsewhereError, UnknownMatchError
+
+UNAVAILABLE = "the database is unavailable for the moment; try again"
+"""What a call is told when its token could not be looked up (status UNAVAILABLE)."""
 
 Route = Callable[[], tuple[MatchRunner, int] | None]
 """Where a stream's answers go now: a live match and seat, or nowhere."""
@@ -68,7 +72,11 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
             if token is None:
                 return _abort_handler(method, grpc.StatusCode.UNAUTHENTICATED,
                                       "missing 'authorization: Bearer TOKEN' metadata")
-            if await self.hub.identify(token) is None:
+            try:
+                known = await self.hub.identify(token)
+            except DatabaseUnavailableError:
+                return _abort_handler(method, grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
+            if known is None:
                 return _abort_handler(method, grpc.StatusCode.UNAUTHENTICATED, "unknown token")
         return await continuation(handler_call_details)
 
@@ -89,7 +97,11 @@ class BotService:
         token = bearer_token(context.invocation_metadata())
         if token is None or not token.startswith("bot_"):
             return None
-        return await self.hub.bot_for_token(token, fresh)
+        try:
+            return await self.hub.bot_for_token(token, fresh)
+        except DatabaseUnavailableError:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
+            raise AssertionError("unreachable") from None
 
     async def _join(self, bot: BotRow, game: str,
                     context: grpc.aio.ServicerContext[Any, Any]) -> LadderSession:
@@ -110,13 +122,15 @@ class BotService:
     async def _seat(self, context: grpc.aio.ServicerContext[Any, Any]
                     ) -> tuple[MatchRunner, int]:
         token = bearer_token(context.invocation_metadata())
-        found = None if token is None else await self.hub.seat_for_token(token)
-        if found is None:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
-            raise AssertionError("unreachable")
-        match_id, seat = found
         try:
+            found = None if token is None else await self.hub.seat_for_token(token)
+            if found is None:
+                await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+                raise AssertionError("unreachable")
+            match_id, seat = found
             return await self.hub.runner(match_id), seat
+        except DatabaseUnavailableError:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
         except MatchOverError as exc:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         except UnknownMatchError as exc:

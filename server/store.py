@@ -8,10 +8,15 @@ Writes that must not happen twice are conditional updates checked by their row c
 bot is seated only if it sits nowhere; a match is recorded only if it is still running),
 so two servers on one PostgreSQL database never seat a bot twice or record a match twice.
 On SQLite every transaction begins IMMEDIATE, which serialises writers the same way.
+
+The calls the running server makes are retried while the database is unavailable for a
+moment (server/db_retry.py); being single conditional transactions, a retry never applies a
+write twice. Calls that are not safe to repeat (registering a bot, new tokens) are not retried.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import secrets
@@ -20,13 +25,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import event, func, or_, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, create_engine, select
 
 from server import ratings
+from server.db_retry import DEFAULT_BUDGET_S, Retry
 from server.migrate import upgrade
 from server.models import (
     AdminTokenRow,
@@ -44,6 +50,21 @@ DEFAULT_DB = "sqlite:///bullring.db"
 
 LIVE = ("created", "running")
 """Statuses of a match that is not over."""
+
+SQLITE_BUSY_S = 2.0
+"""How long one SQLite transaction waits for a lock before it fails (and is retried)."""
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _retried(method: Callable[Concatenate[Store, P], T]) -> Callable[Concatenate[Store, P], T]:
+    """Run a store call again while the database is unavailable, within the store's budget
+    (only for calls that are one transaction and safe to repeat)."""
+    def call(store: Store, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return store.retry.call(method.__name__, method, store, *args, **kwargs)
+    functools.update_wrapper(call, method)
+    return call
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,13 +131,22 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_S * 1000)}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
 
 
 def _sqlite_begin(connection: Any) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _postgres_error(context: Any) -> None:
+    """Count a PostgreSQL shutdown (57P01 AdminShutdown, 57P02, 57P03 "starting up") or a
+    connection failure (08...) as a disconnect, so SQLAlchemy drops the connection instead of
+    returning it to the pool (psycopg marks such a connection broken only later)."""
+    state = getattr(context.original_exception, "sqlstate", None) or ""
+    if state.startswith(("57P", "08")):
+        context.is_disconnect = True
 
 
 def _check_name(name: str) -> str:
@@ -126,17 +156,24 @@ def _check_name(name: str) -> str:
 
 
 class Store:
-    """The store on one database URL; the schema is upgraded to head on opening."""
+    """The store on one database URL; the schema is upgraded to head on opening.
 
-    def __init__(self, url: str = DEFAULT_DB) -> None:
+    ``retry_s`` is how long a call keeps retrying while the database is unavailable."""
+
+    def __init__(self, url: str = DEFAULT_DB, retry_s: float = DEFAULT_BUDGET_S) -> None:
         self.url = url
         self.sqlite = url.startswith("sqlite")
-        args: dict[str, Any] = {"check_same_thread": False, "timeout": 10} if self.sqlite \
-            else {}
-        self.engine: Engine = create_engine(url, connect_args=args)
+        self.retry = Retry(retry_s)
+        args: dict[str, Any] = {"check_same_thread": False, "timeout": SQLITE_BUSY_S} \
+            if self.sqlite else {}
+        # pre-ping: a pooled connection that a PostgreSQL restart closed is replaced, not used.
+        self.engine: Engine = create_engine(url, connect_args=args,
+                                            pool_pre_ping=not self.sqlite)
         if self.sqlite:
             event.listen(self.engine, "connect", _sqlite_connect)
             event.listen(self.engine, "begin", _sqlite_begin)
+        else:
+            event.listen(self.engine, "handle_error", _postgres_error)
         upgrade(self.engine)
 
     @contextmanager
@@ -165,6 +202,7 @@ class Store:
             session.commit()
         return match_id, tokens
 
+    @_retried
     def seat_for_token(self, token: str) -> tuple[str, int] | None:
         """The (match id, seat) a seat token plays, or None."""
         with self._session() as session:
@@ -172,6 +210,7 @@ class Store:
                                ).first()
             return None if row is None else (row.match_id, row.seat)
 
+    @_retried
     def match_config(self, match_id: str) -> MatchConfig:
         """Everything needed to run ``match_id``."""
         with self._session() as session:
@@ -184,6 +223,7 @@ class Store:
                                tuple(s.name for s in seats),
                                {s.seat: s.house for s in seats if s.house}, match.status)
 
+    @_retried
     def claim_match(self, match_id: str, instance: str) -> None:
         """Mark a created match running on ``instance``, unless another server runs it.
 
@@ -206,6 +246,7 @@ class Store:
         if match.status != "running":
             raise UnknownMatchError(f"match {match_id} is {match.status}")
 
+    @_retried
     def set_status(self, match_id: str, status: str) -> None:
         """Mark a match running or aborted."""
         with self._session() as session:
@@ -218,6 +259,7 @@ class Store:
             session.add(match)
             session.commit()
 
+    @_retried
     def finish_match(self, match_id: str, replay: dict[str, Any]) -> bool:
         """Record the end of a match and, for a finished ladder match, its rating updates,
         in one transaction; free its bots. False (and nothing written) when the match was
@@ -273,6 +315,7 @@ class Store:
             row.updated_at = now
             session.add(row)
 
+    @_retried
     def replay(self, match_id: str) -> dict[str, Any]:
         """The stored replay of a finished match."""
         with self._session() as session:
@@ -284,6 +327,7 @@ class Store:
             result: dict[str, Any] = json.loads(match.replay_json)
             return result
 
+    @_retried
     def matches(self, *, bot: str | None = None, since: datetime | None = None,
                 until: datetime | None = None, game: str | None = None,
                 status: str | None = None, limit: int | None = None) -> list[MatchRow]:
@@ -307,6 +351,7 @@ class Store:
         with self._session() as session:
             return list(session.exec(query).all())
 
+    @_retried
     def seats(self, match_ids: Sequence[str]) -> dict[str, list[SeatRow]]:
         """The seats of each match asked for, in seat order."""
         found: dict[str, list[SeatRow]] = {m: [] for m in match_ids}
@@ -316,6 +361,7 @@ class Store:
                 found[row.match_id].append(row)
         return found
 
+    @_retried
     def match_page(self, *, match_id: str | None = None, game: str | None = None,
                    status: str | None = None, bot: str | None = None,
                    since: datetime | None = None, until: datetime | None = None,
@@ -353,10 +399,17 @@ class Store:
         """Create a running ladder match of ``bots`` (in seat order) on ``instance``.
 
         Each bot is claimed with a conditional update (enabled and seated nowhere); if any
-        claim fails nothing is written and None is returned.
+        claim fails nothing is written and None is returned. Retried with the same match id,
+        so a try whose commit went through but whose answer was lost is recognised.
         """
-        match_id = uuid.uuid4().hex[:12]
+        return self.retry.call("seat_ladder_match", self._seat_ladder_match,
+                               uuid.uuid4().hex[:12], game, settings, seed, bots, instance)
+
+    def _seat_ladder_match(self, match_id: str, game: str, settings: Mapping[str, Any],
+                           seed: int, bots: Sequence[str], instance: str) -> str | None:
         with self._session() as session:
+            if session.get(MatchRow, match_id) is not None:
+                return match_id  # an earlier try committed it
             for name in sorted(bots):  # one lock order for every server: no deadlocks
                 claimed = session.execute(
                     update(BotRow).where(col(BotRow.name) == name,
@@ -385,6 +438,7 @@ class Store:
             session.commit()
         return match_id
 
+    @_retried
     def free_bots(self, names: Sequence[str]) -> set[str]:
         """Those of ``names`` that are enabled and seated in no match."""
         with self._session() as session:
@@ -392,6 +446,7 @@ class Store:
                 col(BotRow.name).in_(list(names)), col(BotRow.current_match).is_(None),
                 col(BotRow.enabled).is_(True))).all())
 
+    @_retried
     def abort_orphans(self, instance: str, alive: Callable[[str], bool]) -> list[str]:
         """Abort the running matches of server instances that are gone (not ``instance``,
         and ``alive`` says no); free their bots. They are not rated. Returns their ids."""
@@ -399,12 +454,16 @@ class Store:
             others = session.exec(select(MatchRow.instance).where(
                 MatchRow.status == "running", col(MatchRow.instance).is_not(None),
                 MatchRow.instance != instance).distinct()).all()
-        return self.abort_running([i for i in others if i is not None and not alive(i)])
+        return self._abort_running([i for i in others if i is not None and not alive(i)])
 
+    @_retried
     def abort_running(self, instances: Sequence[str]) -> list[str]:
         """Abort every running match of ``instances`` (unrated) and free their bots; return
         their ids. A server stopping calls it for itself, for matches it seated but did not
         get to run."""
+        return self._abort_running(instances)
+
+    def _abort_running(self, instances: Sequence[str]) -> list[str]:
         aborted: list[str] = []
         if not instances:
             return aborted
@@ -422,6 +481,7 @@ class Store:
             session.commit()
         return aborted
 
+    @_retried
     def leaderboard(self, game: str) -> list[LeaderboardEntry]:
         """The game's rated, enabled bots, best conservative estimate (mu - 3 sigma) first."""
         with self._session() as session:
@@ -433,6 +493,7 @@ class Store:
                    for r, b in rows]
         return sorted(entries, key=lambda e: (-e.ordinal, e.bot))
 
+    @_retried
     def rating_changes(self, *, match_id: str | None = None, bot: str | None = None
                        ) -> list[RatingChangeRow]:
         """Stored rating updates in the order they were recorded."""
@@ -458,6 +519,7 @@ class Store:
             session.commit()
         return token
 
+    @_retried
     def ensure_house_bot(self, name: str, house: str) -> None:
         """Register the house bot ``name`` (played by the server as ``house``) if missing."""
         _check_name(name)
@@ -469,6 +531,7 @@ class Store:
                 raise BotError(f"{name!r} is registered, but not as house bot {house!r}")
             session.commit()
 
+    @_retried
     def bot(self, name: str) -> BotRow:
         """The registered bot ``name``."""
         with self._session() as session:
@@ -477,11 +540,13 @@ class Store:
             raise UnknownBotNameError(f"no bot named {name!r} is registered")
         return row
 
+    @_retried
     def bots(self) -> list[BotRow]:
         """Every registered bot, by name."""
         with self._session() as session:
             return list(session.exec(select(BotRow).order_by(col(BotRow.name))).all())
 
+    @_retried
     def bot_for_token(self, token: str) -> BotRow | None:
         """The registered bot whose token this is, or None."""
         with self._session() as session:
@@ -503,6 +568,7 @@ class Store:
             session.commit()
             return row.version
 
+    @_retried
     def set_enabled(self, name: str, enabled: bool) -> None:
         """Enable or disable a bot; a disabled bot is not seated and leaves the leaderboard."""
         with self._session() as session:
@@ -553,12 +619,14 @@ class Store:
             session.commit()
         return token
 
+    @_retried
     def is_admin_token(self, token: str) -> bool:
         """True when ``token`` is the admin token."""
         with self._session() as session:
             row = session.get(AdminTokenRow, 1)
         return row is not None and secrets.compare_digest(row.token_hash, hash_token(token))
 
+    @_retried
     def count(self, status: str | None = None) -> int:
         """How many matches are stored (with ``status``, if given)."""
         query = select(func.count()).select_from(MatchRow)
