@@ -149,6 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--db", default=DEFAULT_DB, help="database URL")
     create.set_defaults(run=_match_create)
 
+    probe = commands.add_parser("health", help="ask a server whether it is SERVING")
+    from server import health_probe
+
+    health_probe.add_arguments(probe)
+    probe.set_defaults(run=health_probe.run_from_args)
+
     bot = commands.add_parser("bot", help="play a seat with a bot")
     from client_sdk import runner
 
