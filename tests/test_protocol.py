@@ -136,3 +136,33 @@ def test_malformed_and_oversized_messages(server: ServerProcess) -> None:
             live.close()
             live.call.cancel()
     run(body)
+
+
+def test_a_token_cannot_act_in_another_match(server: ServerProcess) -> None:
+    """A seat's token answering another match's pending decision is rejected as not pending
+    (a decision id names no decision outside the token's own match), and that other match's
+    seat can still answer it."""
+    first = server.create_match("six_nimmt", 2, "--house", "1=random", "--deadline-ms", "20000")
+    second = server.create_match("six_nimmt", 2, "--house", "1=random", "--deadline-ms", "20000")
+
+    async def body() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            mine, theirs = SeatClient(channel, str(first.tokens[0])), SeatClient(
+                channel, str(second.tokens[0]))
+            mine.join()
+            theirs.join()
+            await mine.next("decision")
+            target = await theirs.next("decision")
+            submit = wire.bot_stub(channel)["SubmitAnswer"]
+            verdict = await submit(
+                pb.SubmitAnswerRequest(answer=pb.Answer(decision_id=target.decision_id,
+                                                        action=target.legal[0])),
+                metadata=[("authorization", f"Bearer {first.tokens[0]}")])
+            assert verdict.WhichOneof("verdict") == "rejected"
+            assert verdict.rejected.reason == pb.REJECT_REASON_NOT_PENDING
+            theirs.answer(target.decision_id, target.legal[0])
+            assert (await theirs.next("accepted")).decision_id == target.decision_id
+            for c in (mine, theirs):
+                c.close()
+                c.call.cancel()
+    run(body)
