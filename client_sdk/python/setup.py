@@ -7,8 +7,11 @@ that wrote it, so the runtime requirement is read off the generated file itself.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
 from setuptools import setup
@@ -39,5 +42,14 @@ def _protobuf_requirement(outputs: list[Path]) -> str:
     return "protobuf>=" + ".".join(map(str, max(versions)))
 
 
+def _scratch() -> str:
+    """A build folder outside the source tree, removed at exit: no stale copies between
+    builds (the sources are the repository's, so the tree stays as it was)."""
+    folder = tempfile.mkdtemp(prefix="bullring-sdk-build-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 # Generated before setup() so that both the metadata (the protobuf pin) and the build see it.
-setup(install_requires=["grpcio>=1.66", _protobuf_requirement(_generate())])
+setup(install_requires=["grpcio>=1.66", _protobuf_requirement(_generate())],
+      options={"build": {"build_base": _scratch()}})
