@@ -176,6 +176,16 @@ def _wait_for_line(proc: subprocess.Popen[str], text: str) -> str:
             return line
 
 
+def _stop(server: subprocess.Popen[str]) -> tuple[str, str]:
+    """SIGTERM, as ``docker stop`` sends it; wait; (stdout, stderr)."""
+    server.send_signal(signal.SIGTERM)
+    try:
+        return server.communicate(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.kill()
+
+
 @pytest.fixture
 def entry_env(tmp_path: Path) -> dict[str, str]:
     """The entrypoint's variables for a run on this machine: a data folder, a free port."""
@@ -222,3 +232,58 @@ def test_the_entrypoint_runs_any_other_command(entry_env: dict[str, str]) -> Non
                             env=entry_env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
     assert result.stdout.strip() == entry_env["BULLRING_DATA"]
+
+
+# --------------------------------------------------------------------------- the image's install
+
+
+def _build_stage_copies() -> list[str]:
+    """The sources the Dockerfile's build stage copies (``COPY SRC... DEST``)."""
+    steps = _instructions((DOCKER / "Dockerfile").read_text())
+    second = [i for i, (word, _) in enumerate(steps) if word == "FROM"][1]
+    sources: list[str] = []
+    for word, args in steps[:second]:
+        if word == "COPY":
+            parts = [p for p in args.split() if not p.startswith("--")]
+            sources += parts[:-1]
+    return sources
+
+
+@pytest.mark.install
+def test_the_files_the_image_copies_build_a_server_the_entrypoint_runs(
+        tmp_path: Path, entry_env: dict[str, str]) -> None:
+    """What the image holds, made without Docker: the wheel is built from only the files the
+    Dockerfile copies, installed in a fresh venv as the runtime stage does, and
+    docker/entrypoint.sh runs that install's ``bullring`` to SERVING and a clean stop."""
+    context = tmp_path / "context"
+    for source in _build_stage_copies():
+        path = ROOT / source
+        if path.is_dir():
+            shutil.copytree(path, context / source, ignore=shutil.ignore_patterns(
+                "__pycache__", "generated", "node_modules", "*.egg-info"))
+        else:
+            (context / source).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, context / source)
+    venv = tmp_path / "venv"
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=clean)
+    built = subprocess.run([str(venv / "bin" / "pip"), "wheel", "-q", "--no-deps",
+                            "--wheel-dir", str(tmp_path / "wheels"), "."], cwd=context,
+                           env=clean, capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-3000:]
+    [wheel] = (tmp_path / "wheels").glob("bullring-*.whl")
+    installed = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(wheel)],
+                               cwd=tmp_path, env=clean, capture_output=True, text=True,
+                               timeout=600)
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    env = {**entry_env, "BULLRING": str(venv / "bin" / "bullring"), "PYTHONPATH": ""}
+    server = subprocess.Popen(["sh", str(ENTRYPOINT), "serve"], cwd=tmp_path, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_line(server, "listening on")
+        health = subprocess.run(["sh", str(ENTRYPOINT), "health"], env=env, cwd=tmp_path,
+                                capture_output=True, text=True, timeout=60)
+        assert health.returncode == 0 and "SERVING" in health.stdout, health.stderr
+    finally:
+        _, err = _stop(server)
+    assert server.returncode == 0, err[-3000:]
