@@ -31,6 +31,7 @@ const RETRYABLE = new Set([
 ]);
 const BACKOFF_START_MS = 50;
 const BACKOFF_CAP_MS = 2000;
+const MAX_RETRIES = 3; // answers sent again for one decision after rejections
 
 const USAGE = `usage: node bot.js --server HOST:PORT --token TOKEN [options]
 
@@ -121,6 +122,7 @@ class Seat {
     this.matchId = null;
     this.answers = new Map(); // decision_id → Action sent (resent if the decision is asked again)
     this.requests = new Map(); // decision_id → DecisionRequest still without an accepted answer
+    this.retries = new Map(); // decision_id → answers sent again after a rejection
     this.illegalSent = false;
     this.ended = null;
   }
@@ -136,6 +138,7 @@ class Seat {
           this.matchId = s.match_id;
           this.answers.clear();
           this.requests.clear();
+          this.retries.clear();
           this.log.info(`match ${s.match_id} started: ${s.game}, seat ${s.seat} of [${s.seat_names.join(', ')}]`);
         }
         return null;
@@ -196,8 +199,17 @@ class Seat {
       this.requests.delete(id);
       return null; // too late or unknown: nothing left to answer
     }
-    // Still pending: answer again with a legal action straight from the request.
-    const action = plainAction(strategy.choose(request));
+    // Still pending: answer again with a legal action straight from the request; should
+    // even that be refused, try the other legal actions, a few times at most.
+    const attempt = (this.retries.get(id) || 0) + 1;
+    this.retries.set(id, attempt);
+    if (attempt > MAX_RETRIES) {
+      this.log.error(`decision ${id}: ${MAX_RETRIES} answers rejected; leaving it to the default action`);
+      return null;
+    }
+    const legal = request.legal;
+    const action = attempt === 1 ? plainAction(strategy.choose(request))
+      : plainAction(legal[(attempt - 1) % legal.length]);
     this.answers.set(id, action);
     this.log.info(`decision ${id}: answering again with ${JSON.stringify(action)}`);
     return { decision_id: id, action };
