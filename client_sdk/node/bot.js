@@ -3,8 +3,9 @@
 /**
  * A Bullring bot in Node.js: plays one seat of a match over BotService.Play.
  *
- *   node bot.js --server HOST:PORT --token TOKEN [--proto FILE] [--margin-ms N]
- *               [--give-up-after SECONDS] [--verbose] [--send-illegal-first]
+ *   node bot.js --server HOST:PORT --token TOKEN [--ladder GAME [--matches N]]
+ *               [--proto FILE] [--margin-ms N] [--give-up-after SECONDS] [--verbose]
+ *               [--send-illegal-first]
  *
  * The protocol is the Python SDK's (client_sdk/runner.py): the seat's token goes in the
  * `authorization: Bearer TOKEN` metadata; the bot opens the bidirectional Play stream,
@@ -12,6 +13,9 @@
  * A rejected answer is logged and, while the decision is still pending, answered again
  * with another legal action. A dropped connection is re-opened into the same seat with
  * exponential backoff; a decision the server asks again gets the same answer.
+ *
+ * With a registered bot's token, --ladder GAME joins that game's ladder instead of one
+ * match's seat: the same stream carries one match after another until N have ended.
  *
  * Exit status: 0 the match ended (the result line is printed on stdout); 2 bad arguments
  * or a request the server called invalid; 3 the token was refused; 4 gave up reconnecting;
@@ -37,6 +41,8 @@ const USAGE = `usage: node bot.js --server HOST:PORT --token TOKEN [options]
 
   --server HOST:PORT       the referee server's gRPC address (required)
   --token TOKEN            the seat's token (default: $BULLRING_TOKEN)
+  --ladder GAME            play GAME's ladder (a registered bot's token) instead of one seat
+  --matches N              with --ladder: stop after N matches (default 0: never)
   --proto FILE             the wire contract (default: the repo's proto/bullring/v1/referee.proto)
   --margin-ms N            answer at least N ms before the deadline (default: 50)
   --give-up-after SECONDS  stop reconnecting after this long without a connection (default: 60)
@@ -49,6 +55,7 @@ function parseArgs(argv) {
   const opts = {
     server: null, token: process.env.BULLRING_TOKEN || null, proto: DEFAULT_PROTO,
     marginMs: 50, giveUpAfterS: 60, verbose: false, sendIllegalFirst: false,
+    ladder: null, matches: 0,
   };
   const takesValue = {
     '--server': (v) => { opts.server = v; },
@@ -56,6 +63,8 @@ function parseArgs(argv) {
     '--proto': (v) => { opts.proto = path.resolve(v); },
     '--margin-ms': (v) => { opts.marginMs = number(v, '--margin-ms'); },
     '--give-up-after': (v) => { opts.giveUpAfterS = number(v, '--give-up-after'); },
+    '--ladder': (v) => { opts.ladder = v; },
+    '--matches': (v) => { opts.matches = number(v, '--matches'); },
   };
   for (let i = 0; i < argv.length; i += 1) {
     let arg = argv[i];
@@ -124,7 +133,9 @@ class Seat {
     this.requests = new Map(); // decision_id → DecisionRequest still without an accepted answer
     this.retries = new Map(); // decision_id → answers sent again after a rejection
     this.illegalSent = false;
-    this.ended = null;
+    this.ended = null; // the last MatchEnded
+    this.played = 0; // matches ended
+    this.done = false; // one match ended, or --matches of the ladder
   }
 
   /** Act on one PlayResponse; return the Answer to send, or null. */
@@ -154,8 +165,18 @@ class Seat {
       case 'event':
         this.log.debug(`event ${response.event.type} ${response.event.json}`);
         return null;
-      case 'match_ended':
-        this.ended = response.match_ended;
+      case 'match_ended': {
+        const e = response.match_ended;
+        this.ended = e;
+        this.played += 1;
+        this.done = this.opts.ladder === null || (this.opts.matches > 0 && this.played >= this.opts.matches);
+        if (this.opts.ladder !== null) {
+          this.log.info(`match ${this.matchId} ended: totals [${e.totals.join(', ')}] ranks [${e.ranks.join(', ')}] (${e.termination}); ${this.played} played`);
+        }
+        return null;
+      }
+      case 'ladder_queued':
+        this.log.info(`waiting on the ${response.ladder_queued.game} ladder as ${response.ladder_queued.bot}`);
         return null;
       default:
         this.log.warn(`unknown message ${JSON.stringify(response)}; ignored`);
@@ -225,14 +246,15 @@ function playOnce(client, seat, metadata) {
       heard = true;
       const answer = seat.handle(response, Date.now());
       if (answer !== null) call.write({ answer });
-      if (seat.ended !== null) call.end();
+      if (seat.done) call.end();
     });
     call.on('error', (err) => {
-      if (seat.ended !== null) resolve({ heard }); // the stream closing after the end is fine
+      if (seat.done) resolve({ heard }); // the stream closing after the end is fine
       else { err.heard = heard; reject(err); }
     });
     call.on('end', () => resolve({ heard }));
-    call.write({ join: { client: CLIENT_NAME } });
+    call.write({ join: seat.opts.ladder === null ? { client: CLIENT_NAME }
+      : { client: CLIENT_NAME, ladder: seat.opts.ladder } });
   });
 }
 
@@ -278,7 +300,7 @@ async function play(opts, log) {
       } else {
         try {
           ({ heard } = await playOnce(client, seat, metadata));
-          if (seat.ended !== null) return seat;
+          if (seat.done) return seat;
           lastError = 'the stream ended before MatchEnded';
         } catch (err) {
           heard = Boolean(err.heard);
