@@ -246,7 +246,11 @@ function playOnce(client, seat, metadata) {
       heard = true;
       const answer = seat.handle(response, Date.now());
       if (answer !== null) call.write({ answer });
-      if (seat.done) call.end();
+      if (seat.done) {
+        // Done: a ladder stream stays open for the next match, so close it from this side.
+        resolve({ heard });
+        call.cancel();
+      }
     });
     call.on('error', (err) => {
       if (seat.done) resolve({ heard }); // the stream closing after the end is fine
