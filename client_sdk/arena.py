@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from client_sdk.bot import Bot
-from client_sdk.house import UnknownBotError, house_bot
+from client_sdk.house import UnknownBotError
 from referee.core import derive_seed
 from referee.registry import GameState, get_game
 from referee.replay import answer_event, build_replay, dumps
@@ -71,14 +71,13 @@ def play_game(state: GameState, players: Sequence[Bot],
 def make_bot(name: str, game: str, seed: int = 0) -> Bot:
     """A bot for ``game``: the house bot ``name`` (``greedy``), or the bot of a runner spec
     (``house:NAME``, ``package.module:ClassName``, ``path/to/file.py:ClassName``), so an
-    author's own bot plays in the arena exactly as it does over the wire."""
-    if ":" not in name:
-        return house_bot(name, game, seed)
-    from client_sdk.runner import bot_factory  # the spec loader lives with the runner
+    author's own bot plays in the arena exactly as it does over the wire (resolved as the
+    tournament resolves its entrants)."""
+    from client_sdk.tournament import TournamentError, bot_maker
 
     try:
-        return bot_factory(name)(game, seed)
-    except ValueError as exc:
+        return bot_maker(name, game)(seed)
+    except TournamentError as exc:
         raise UnknownBotError(str(exc)) from exc
 
 
@@ -86,18 +85,29 @@ def play_one(config: ArenaConfig, index: int) -> GameOutcome:
     """Play game ``index`` of ``config`` and return its outcome (writing its replay if asked)."""
     spec = get_game(config.game)
     names = seating(config.bots, index)
-    game_seed = derive_seed(config.seed, "game", index)
-    state = spec.new_state(len(names), config.settings, game_seed)
     players = [make_bot(name, spec.id, derive_seed(config.seed, "bot", index, seat))
                for seat, name in enumerate(names)]
-    log: list[dict[str, Any]] | None = [] if config.replays is not None else None
+    return play_seated(spec.id, names, players, config.settings,
+                       derive_seed(config.seed, "game", index), index,
+                       config.replays, f"arena-{config.seed}-{index:06d}")
+
+
+def play_seated(game: str, names: tuple[str, ...], players: Sequence[Bot],
+                settings: Mapping[str, Any], game_seed: int, index: int,
+                replays: Path | None = None, match_id: str = "") -> GameOutcome:
+    """Play one game of ``game`` seeded ``game_seed``, ``players[seat]`` named ``names[seat]``.
+
+    The arena and the tournament both play through here; ``replays`` (a folder) gets
+    ``MATCH_ID.json`` when given.
+    """
+    state = get_game(game).new_state(len(names), settings, game_seed)
+    log: list[dict[str, Any]] | None = [] if replays is not None else None
     play_game(state, players, log)
     totals, ranks = state.result()
-    if config.replays is not None and log is not None:
-        replay = build_replay(state, match_id=f"arena-{config.seed}-{index:06d}",
-                              seat_names=names, events=log)
-        config.replays.mkdir(parents=True, exist_ok=True)
-        (config.replays / f"{replay['match_id']}.json").write_text(dumps(replay))
+    if replays is not None and log is not None:
+        replay = build_replay(state, match_id=match_id, seat_names=names, events=log)
+        replays.mkdir(parents=True, exist_ok=True)
+        (replays / f"{replay['match_id']}.json").write_text(dumps(replay))
     return GameOutcome(index, names, totals, ranks, _round_scores(state))
 
 
@@ -224,6 +234,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run ``bullring arena``: play the games, print the standings; return the exit status."""
+    from client_sdk.tournament import TournamentError
     from referee.core import RefereeError
 
     bots = tuple(b.strip() for b in args.bots.split(",") if b.strip())
@@ -236,7 +247,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         spec.new_state(len(bots), config.settings, 0)
         show = sys.stderr.isatty() and args.games >= 100
         outcomes = run(config, args.workers, progress_bar() if show else None)
-    except (RefereeError, UnknownBotError) as exc:
+    except (RefereeError, UnknownBotError, TournamentError) as exc:  # a bot that raised, too
         print(f"bullring arena: {exc}", file=sys.stderr)
         return 2
     table = standings(outcomes)

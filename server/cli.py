@@ -107,6 +107,12 @@ def _bot(args: argparse.Namespace) -> int:
     return int(runner.run_from_args(args))
 
 
+def _tournament(args: argparse.Namespace) -> int:
+    from client_sdk import tournament
+
+    return tournament.run_from_args(args, _settings(args.setting))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser of every ``bullring`` subcommand."""
     parser = argparse.ArgumentParser(prog="bullring", description=__doc__)
@@ -160,6 +166,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     runner.add_arguments(bot)
     bot.set_defaults(run=_bot)
+
+    cup = commands.add_parser("tournament", help="round-robin or duplicate tournament, local")
+    from client_sdk import tournament
+
+    tournament.add_arguments(cup)
+    cup.set_defaults(run=_tournament)
     return parser
 
 

@@ -111,3 +111,12 @@ def test_an_authors_bot_plays_in_the_arena_by_spec(tmp_path: Path,
     assert "plays six_nimmt, not 'no_thanks'" in capsys.readouterr().err
     assert main(["arena", "--game", "six_nimmt", "--bots", f"{tmp_path}/none.py:X,random"]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_bot_that_raises_in_the_arena_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    """A bot whose method raises ends the arena run with exit status 2 and a message naming
+    the bot and the decision, not a traceback."""
+    assert main(["arena", "--game", "six_nimmt", "--bots",
+                 "tests.bots.faulty:Raises,random", "--games", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "bot 'tests.bots.faulty:Raises' raised" in err and "Traceback" not in err

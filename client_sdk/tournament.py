@@ -1,0 +1,447 @@
+"""Tournaments for hackathons: round-robin and duplicate, in-process on the arena's engine path.
+
+``bullring tournament --game GAME --format round-robin|duplicate --games N BOT...`` seats the
+entrants (house bot names or ``module:Class`` specs) at every table of ``--seats`` drawn from
+them (one table when they all fit) and plays ``N`` games at each table through
+``arena.play_seated``, the path the local arena plays.
+
+- **round-robin**: game ``i`` of table ``t`` gets its own deal, seeded from ``(S, t, i)``,
+  and the table's lineup rotated by ``i`` seats.
+- **duplicate**: the games of a table are grouped in deals; deal ``d`` is seeded from
+  ``(S, d)`` alone (the same deal seed gives the same deals, RULES.md §3), and is played once
+  in every rotation of the lineup, so every bot plays every hand. ``N`` is rounded up to a
+  whole number of deals.
+
+Results are per bot: win share, mean score per round and the bot's mean difference to the
+rest of its table ("vs field"), each with a 95% interval. The interval of "vs field" is taken
+over units that share luck: a game in round-robin, a deal with all its rotations in duplicate,
+so duplicate pairs every bot's score with the field's on the very same hands. Scores are
+penalties (6 nimmt!) or points (No Thanks!): lower is better in both, so a negative "vs field"
+is a bot better than its tables.
+
+Every game's seeds are derived from the root seed and the game's place in the schedule alone,
+so ``--workers K`` gives exactly the report of one worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from client_sdk.arena import GameOutcome, play_seated, progress_bar, seating
+from client_sdk.bot import Bot
+from client_sdk.house import HOUSE_BOTS, UnknownBotError, house_bot
+from referee.core import Action, IllegalActionError, RefereeError, derive_seed
+from referee.registry import get_game
+
+FORMATS = ("round-robin", "duplicate")
+"""The tournament formats, as ``--format`` names them."""
+
+Z95 = 1.96
+"""The normal quantile of a two-sided 95% interval."""
+
+
+class TournamentError(ValueError):
+    """A tournament cannot be played as asked: a bad entrant, format or table size,
+    or an entrant bot that failed during a game (named, with where it failed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentConfig:
+    """What a tournament plays: game, format, entrants, games per table, seats, seed."""
+
+    game: str
+    format: str
+    entrants: tuple[str, ...]
+    """Bot specs as given: a house bot name, ``house:NAME`` or ``module:Class``."""
+    games: int
+    """Games at every table (duplicate: rounded up to a whole number of deals)."""
+    seats: int | None = None
+    """Table size; ``None``: every entrant at one table."""
+    seed: int = 0
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    replays: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableGame:
+    """One played game of a tournament and where it sits in the schedule."""
+
+    table: int
+    deal: int
+    """The luck-sharing unit within the table: the game itself in round-robin."""
+    rotation: int
+    outcome: GameOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """One entrant's results over a tournament."""
+
+    bot: str
+    """The entrant's label: its spec, with ``#2``, ``#3``… when entered more than once."""
+    games: int
+    units: int
+    """Games (round-robin) or deals (duplicate) the intervals are taken over."""
+    win_share: float
+    """Wins over games, a tie for first split between the tied seats."""
+    win_share_ci95: float
+    mean_score: float
+    """Mean score (6 nimmt!: penalty) per round; lower is better."""
+    mean_score_ci95: float
+    vs_field: float
+    """Mean per unit of its score per round minus the mean of its table-mates'."""
+    vs_field_ci95: float
+    mean_rank: float
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A finished tournament: what was played and the standings, best first."""
+
+    game: str
+    title: str
+    format: str
+    seed: int
+    seats: int
+    tables: tuple[tuple[str, ...], ...]
+    games_per_table: int
+    deals_per_table: int
+    games: int
+    settings: dict[str, Any]
+    standings: tuple[Standing, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as plain JSON values."""
+        data = asdict(self)
+        data["tables"] = [list(t) for t in self.tables]
+        for standing in data["standings"]:  # one unit has no interval: null, not Infinity
+            for key, value in standing.items():
+                if isinstance(value, float) and not math.isfinite(value):
+                    standing[key] = None
+        return data
+
+
+# --------------------------------------------------------------------------- entrants
+
+
+def labels(entrants: Sequence[str]) -> tuple[str, ...]:
+    """Each entrant's label: its spec, and ``spec#2``, ``spec#3``… for later repeats."""
+    seen: dict[str, int] = {}
+    out = []
+    for spec in entrants:
+        seen[spec] = seen.get(spec, 0) + 1
+        out.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+    return tuple(out)
+
+
+_factories: dict[tuple[str, str], Callable[[int], Bot]] = {}
+
+
+def bot_maker(spec: str, game: str) -> Callable[[int], Bot]:
+    """Return a maker of seeded bots for entrant ``spec`` at ``game``; raise
+    ``TournamentError`` naming the entrant if it is unknown or does not play ``game``."""
+    key = (spec, game)
+    if key in _factories:
+        return _factories[key]
+    if spec in HOUSE_BOTS:
+        try:
+            house_bot(spec, game)
+        except UnknownBotError as exc:
+            raise TournamentError(str(exc)) from None
+
+        def make(seed: int) -> Bot:
+            return house_bot(spec, game, seed)
+    elif ":" in spec:
+        from client_sdk.runner import bot_factory  # imports grpc: only for module:Class
+
+        try:
+            factory = bot_factory(spec)
+            factory(game, 0)
+        except ValueError as exc:
+            raise TournamentError(str(exc)) from None
+
+        def make(seed: int) -> Bot:
+            return _Guarded(spec, factory(game, seed))
+    else:
+        raise TournamentError(f"unknown bot {spec!r}: neither a house bot "
+                              f"({', '.join(HOUSE_BOTS)}) nor module:Class")
+    _factories[key] = make
+    return make
+
+
+class _Guarded(Bot):
+    """An entrant's bot whose exceptions come out as a ``TournamentError`` naming it."""
+
+    def __init__(self, spec: str, inner: Bot) -> None:
+        self.spec = spec
+        self.inner = inner
+        self.rng = inner.rng
+
+    def decide(self, observation: Any) -> Action:
+        """The inner bot's answer."""
+        try:
+            return self.inner.decide(observation)
+        except Exception as exc:
+            raise TournamentError(f"bot {self.spec!r} raised {type(exc).__name__}: {exc}"
+                                  f" on a {observation.decision.kind} decision") from exc
+
+
+# --------------------------------------------------------------------------- the schedule
+
+
+def table_size(config: TournamentConfig) -> int:
+    """Seats per table: ``config.seats``, or every entrant when it is ``None`` or they fit."""
+    n = len(config.entrants)
+    return n if config.seats is None else min(config.seats, n)
+
+
+def tables(config: TournamentConfig) -> list[tuple[str, ...]]:
+    """Every table's lineup (entrant labels in seat order), in a fixed order."""
+    return list(_lineups(labels(config.entrants), table_size(config)))
+
+
+@functools.lru_cache(maxsize=8)
+def _lineups(names: tuple[str, ...], seats: int) -> tuple[tuple[str, ...], ...]:
+    return tuple(itertools.combinations(names, seats))
+
+
+def deals_per_table(config: TournamentConfig) -> int:
+    """Luck-sharing units per table: games (round-robin) or deals of every rotation."""
+    if config.format == "duplicate":
+        return -(-config.games // table_size(config))
+    return config.games
+
+
+def games_per_table(config: TournamentConfig) -> int:
+    """Games played at every table."""
+    if config.format == "duplicate":
+        return deals_per_table(config) * table_size(config)
+    return config.games
+
+
+def validate(config: TournamentConfig) -> None:
+    """Raise ``TournamentError`` or ``RefereeError`` (saying what is wrong) unless
+    ``config`` can be played: known game, format, settings, seats and entrants."""
+    spec = get_game(config.game)
+    if config.format not in FORMATS:
+        raise TournamentError(f"unknown format {config.format!r}; known: {', '.join(FORMATS)}")
+    if config.games < 1:
+        raise TournamentError(f"--games must be at least 1, not {config.games}")
+    if len(config.entrants) < 2:
+        raise TournamentError("a tournament needs at least 2 entrants")
+    if config.seats is not None and config.seats < 2:
+        raise TournamentError(f"--seats must be at least 2, not {config.seats}")
+    if config.seats is None and len(config.entrants) > spec.max_seats:
+        raise TournamentError(f"{len(config.entrants)} entrants do not fit one {spec.title} "
+                              f"table ({spec.min_seats} to {spec.max_seats} seats): give --seats")
+    spec.new_state(table_size(config), config.settings, 0)
+    for entrant in dict.fromkeys(config.entrants):
+        bot_maker(entrant, spec.id)
+
+
+def _play(config: TournamentConfig, lineups: Sequence[tuple[str, ...]], specs: Mapping[str, str],
+          table: int, game: int) -> TableGame:
+    spec = get_game(config.game)
+    k = len(lineups[table])
+    if config.format == "duplicate":
+        deal, rotation = divmod(game, k)
+        game_seed = derive_seed(config.seed, "deal", deal)
+        match_id = f"tournament-{config.seed}-t{table:03d}-d{deal:05d}-r{rotation:02d}"
+    else:
+        deal, rotation = game, game % k
+        game_seed = derive_seed(config.seed, "game", table, game)
+        match_id = f"tournament-{config.seed}-t{table:03d}-g{game:06d}"
+    names = seating(lineups[table], rotation)
+    # Duplicate ties a bot's random stream to the hand (deal, seat) like the deal itself, so
+    # two bots that play alike score alike on a deal, whichever rotation seats them.
+    bot_key = (table, deal, "seat") if config.format == "duplicate" else (table, game)
+    players = [bot_maker(specs[name], spec.id)(derive_seed(config.seed, "bot", *bot_key, s))
+               for s, name in enumerate(names)]
+    try:
+        outcome = play_seated(spec.id, names, players, config.settings, game_seed, game,
+                              config.replays, match_id)
+    except IllegalActionError as exc:
+        raise TournamentError(f"table {table} game {game}: bot {names[exc.seat]!r} answered "
+                              f"illegally: {exc}") from None
+    except TournamentError as exc:
+        raise TournamentError(f"table {table} game {game}: {exc}") from None
+    return TableGame(table, deal, rotation, outcome)
+
+
+def _play_range(args: tuple[TournamentConfig, int, int]) -> list[TableGame]:
+    """Games ``start`` to ``stop`` of the schedule: table by table, game by game."""
+    config, start, stop = args
+    lineups = _lineups(labels(config.entrants), table_size(config))
+    specs = dict(zip(labels(config.entrants), config.entrants, strict=True))
+    per_table = games_per_table(config)
+    return [_play(config, lineups, specs, *divmod(i, per_table)) for i in range(start, stop)]
+
+
+def run(config: TournamentConfig, workers: int = 1,
+        progress: Callable[[int, int], None] | None = None) -> list[TableGame]:
+    """Play every game of ``config`` over ``workers`` processes; games in schedule order."""
+    validate(config)
+    total = len(tables(config)) * games_per_table(config)
+    chunk = max(1, min(100, total // (max(1, workers) * 8) or 1))
+    ranges = [(config, s, min(s + chunk, total)) for s in range(0, total, chunk)]
+    played: list[TableGame] = []
+    if workers <= 1:
+        batches: Iterable[list[TableGame]] = map(_play_range, ranges)
+        for batch in batches:
+            played.extend(batch)
+            if progress:
+                progress(len(played), total)
+        return played
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        for batch in pool.imap(_play_range, ranges):
+            played.extend(batch)
+            if progress:
+                progress(len(played), total)
+    return played
+
+
+# --------------------------------------------------------------------------- results
+
+
+def per_round(outcome: GameOutcome, seat: int) -> float:
+    """``seat``'s mean score per round in ``outcome``."""
+    rounds = outcome.round_scores
+    return sum(r[seat] for r in rounds) / len(rounds)
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float]:
+    """The mean of ``values`` and the half-width of its 95% (normal) interval."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, math.inf
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    return mean, Z95 * math.sqrt(var / n)
+
+
+def standings(played: Sequence[TableGame]) -> list[Standing]:
+    """Aggregate ``played`` per bot, best "vs field" first (then win share, then name).
+
+    Intervals are taken over units (table, deal): a bot's win share and score per round are
+    first averaged over its games of a unit, so the rotations of a duplicate deal, which
+    share their luck, count as one observation.
+    """
+    units: dict[tuple[int, int], dict[str, list[tuple[float, float]]]] = {}
+    ranks: dict[str, list[int]] = {}
+    for g in played:
+        winners = g.outcome.ranks.count(1)
+        unit = units.setdefault((g.table, g.deal), {})
+        for seat, bot in enumerate(g.outcome.bots):
+            rank = g.outcome.ranks[seat]
+            win = 1 / winners if rank == 1 else 0.0
+            unit.setdefault(bot, []).append((per_round(g.outcome, seat), win))
+            ranks.setdefault(bot, []).append(rank)
+    scores: dict[str, list[float]] = {}
+    wins: dict[str, list[float]] = {}
+    diffs: dict[str, list[float]] = {}
+    for unit in units.values():
+        means = {bot: (sum(s for s, _ in v) / len(v), sum(w for _, w in v) / len(v))
+                 for bot, v in unit.items()}
+        total = sum(score for score, _ in means.values())
+        for bot, (score, win) in means.items():
+            scores.setdefault(bot, []).append(score)
+            wins.setdefault(bot, []).append(win)
+            diffs.setdefault(bot, []).append(score - (total - score) / (len(means) - 1))
+    table = []
+    for bot, bot_ranks in ranks.items():
+        win, win_ci = mean_ci(wins[bot])
+        score, score_ci = mean_ci(scores[bot])
+        diff, diff_ci = mean_ci(diffs[bot])
+        table.append(Standing(bot, len(bot_ranks), len(scores[bot]), win, win_ci, score,
+                              score_ci, diff, diff_ci, sum(bot_ranks) / len(bot_ranks)))
+    return sorted(table, key=lambda s: (s.vs_field, -s.win_share, s.bot))
+
+
+def report(config: TournamentConfig, played: Sequence[TableGame]) -> Report:
+    """The report of ``config`` once ``played`` holds its games."""
+    spec = get_game(config.game)
+    settings = dict(spec.new_state(table_size(config), config.settings, 0).settings)
+    return Report(spec.id, spec.title, config.format, config.seed, table_size(config),
+                  tuple(tables(config)), games_per_table(config), deals_per_table(config),
+                  len(played), settings, tuple(standings(played)))
+
+
+def _width(ci: float, spec: str) -> str:
+    return format(ci, spec) if math.isfinite(ci) else "n/a"
+
+
+def format_report(rep: Report) -> str:
+    """The report as a heading and an aligned text table."""
+    score = "penalty/round" if rep.game == "six_nimmt" else "score/round"
+    units = "deals" if rep.format == "duplicate" else "games"
+    plan = (f"{rep.deals_per_table} deals x {rep.seats} rotations"
+            if rep.format == "duplicate" else f"{rep.games_per_table} games")
+    lines = [f"{rep.title} {rep.format} tournament, seed {rep.seed}: {len(rep.tables)} "
+             f"table(s) of {rep.seats}, {plan} at each, {rep.games} games in all",
+             f"(lower {score} is better; vs field = own minus table-mates' mean, per "
+             f"{units[:-1]}; ± is a 95% interval)"]
+    width = max([3, *(len(s.bot) for s in rep.standings)]) + 2
+    header = (f"{'bot':<{width}}{'games':>7}{'win share':>16}{score + ' ±':>20}"
+              f"{'vs field ±':>20}{'mean rank':>11}")
+    lines += [header, "-" * len(header)]
+    for s in rep.standings:
+        win = f"{s.win_share:.1%} ± {_width(s.win_share_ci95, '.1%')}"
+        mean = f"{s.mean_score:.2f} ± {_width(s.mean_score_ci95, '.2f')}"
+        diff = f"{s.vs_field:+.2f} ± {_width(s.vs_field_ci95, '.2f')}"
+        lines.append(f"{s.bot:<{width}}{s.games:>7}{win:>16}{mean:>20}{diff:>20}"
+                     f"{s.mean_rank:>11.2f}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``bullring tournament`` options and the positional entrants to ``parser``."""
+    parser.add_argument("--game", required=True, help="six_nimmt or no_thanks (or id/version)")
+    parser.add_argument("--format", required=True, choices=FORMATS)
+    parser.add_argument("--games", type=int, required=True,
+                        help="games at every table (duplicate: rounded up to whole deals)")
+    parser.add_argument("--seats", type=int, default=None,
+                        help="table size (default: every entrant at one table)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--replays", type=Path, metavar="DIR", help="write one replay per game")
+    parser.add_argument("bots", nargs="+", metavar="BOT",
+                        help="a house bot (random, greedy, never_take, threshold) or "
+                             "module:Class; name one twice to seat it twice")
+
+
+def run_from_args(args: argparse.Namespace, settings: Mapping[str, Any]) -> int:
+    """Run ``bullring tournament``: print the report; 0 when played, 2 on bad input."""
+    if os.getcwd() not in sys.path:  # `module:Class` finds modules in the current folder
+        sys.path.insert(0, os.getcwd())
+    config = TournamentConfig(args.game, args.format, tuple(args.bots), args.games, args.seats,
+                              args.seed, settings, args.replays)
+    if args.workers < 1:
+        print(f"bullring tournament: --workers must be at least 1, not {args.workers}",
+              file=sys.stderr)
+        return 2
+    try:
+        validate(config)
+        show = sys.stderr.isatty()
+        played = run(config, args.workers, progress_bar() if show else None)
+    except (RefereeError, TournamentError) as exc:
+        print(f"bullring tournament: {exc}", file=sys.stderr)
+        return 2
+    rep = report(config, played)
+    print(json.dumps(rep.to_json(), indent=2) if args.json else format_report(rep))
+    return 0
