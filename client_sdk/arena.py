@@ -60,10 +60,17 @@ def play_game(state: GameState, players: Sequence[Bot],
     """Play ``state`` to its end, asking ``players[seat]`` for every decision."""
     observe = state.observation
     apply = state.apply
+    decide = [player.decide for player in players]
+    if log is None:
+        while not state.over:
+            answers = {}
+            for seat in state.pending:
+                answers[seat] = decide[seat](observe(seat))
+            apply(answers)
+        return state
     while not state.over:
-        answers = {seat: players[seat].decide(observe(seat)) for seat in state.pending}
-        if log is not None:
-            log.extend(answer_event(state, s, a) for s, a in answers.items())
+        answers = {seat: decide[seat](observe(seat)) for seat in state.pending}
+        log.extend(answer_event(state, s, a) for s, a in answers.items())
         apply(answers)
     return state
 

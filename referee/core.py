@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import struct
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple, TypeAlias
+from typing import NamedTuple, TypeAlias, TypeVar
+
+T = TypeVar("T")
 
 Seat: TypeAlias = int
 """A seat index, 0-based in seating order."""
@@ -63,15 +67,42 @@ class NotPendingError(IllegalActionError):
     """An answer came from a seat that has no decision pending."""
 
 
+def _path(seed: int, parts: tuple[object, ...]) -> bytes:
+    return ":".join([str(seed), *[str(p) for p in parts]]).encode()
+
+
 def derive_seed(seed: int, *parts: object) -> int:
     """Derive an independent 64-bit seed from a root seed and a path such as ("deal", 2)."""
-    text = ":".join([str(seed), *(str(p) for p in parts)])
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+    return int.from_bytes(hashlib.blake2b(_path(seed, parts), digest_size=8).digest(), "big")
+
+
+def seeded_sample(population: Sequence[T], k: int, seed: int, *parts: object) -> list[T]:
+    """Return ``k`` distinct items of ``population``, in an order fixed by the seed and path.
+
+    The same ``(seed, *parts)`` always gives the same list, on every platform, and nothing
+    else enters it: a round's deal drawn with the path ``("deal", round)`` depends on the
+    match seed and the round number alone (RULES.md §3). It is a partial Fisher-Yates
+    shuffle whose draws each take 64 bits of SHAKE-256 over the path (read little-endian)
+    and map them onto ``0..m-1`` by multiply-and-shift, so every pick is uniform to within
+    ``m / 2**64`` (2**-57 for a 104-card deck).
+    """
+    deck = list(population)
+    size = len(deck)
+    if not 0 <= k <= size:
+        raise ValueError(f"cannot draw {k!r} items from a population of {size}")
+    draws = struct.unpack(f"<{k}Q", hashlib.shake_256(_path(seed, parts)).digest(8 * k))
+    picked = []
+    for bits, left in zip(draws, range(size, size - k, -1), strict=True):
+        j = bits * left >> 64
+        picked.append(deck[j])
+        deck[j] = deck[left - 1]
+    return picked
 
 
 def competition_ranks(totals: Sequence[int]) -> tuple[int, ...]:
     """Rank seats by total, lower is better; equal totals share a place (1, 1, 3)."""
-    return tuple(1 + sum(1 for other in totals if other < own) for own in totals)
+    ordered = sorted(totals)
+    return tuple([1 + bisect_left(ordered, own) for own in totals])
 
 
 AnswerMap: TypeAlias = Mapping[Seat, Action]

@@ -74,6 +74,8 @@ def parse_settings(
     declared: Sequence[Setting], raw: Mapping[str, Any] | None
 ) -> dict[str, SettingValue]:
     """Return every declared setting, defaults written out, with ``raw`` applied and checked."""
+    if not raw:
+        return {s.name: s.default for s in declared}
     by_name = {s.name: s for s in declared}
     raw = dict(raw or {})
     unknown = sorted(set(raw) - set(by_name))

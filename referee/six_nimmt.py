@@ -10,7 +10,8 @@ from __future__ import annotations
 import random
 from bisect import bisect_left
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from operator import add
+from typing import Any, NamedTuple, NoReturn
 
 from referee.core import (
     Action,
@@ -23,6 +24,7 @@ from referee.core import (
     SettingsError,
     competition_ranks,
     derive_seed,
+    seeded_sample,
 )
 from referee.settings import COMMON_SETTINGS, Setting, SettingValue, check_seats, parse_settings
 
@@ -158,6 +160,12 @@ class View(NamedTuple):
 
 
 _ROW_INDEXES: tuple[int, ...] = tuple(range(ROW_COUNT))
+_DECK = range(1, HIGHEST_CARD + 1)
+_ALONE: tuple[tuple[int], ...] = tuple((card,) for card in range(HIGHEST_CARD + 1))
+"""``(card,)`` for every card: a row's new last card without building a tuple each time."""
+_bullheads_of = BULLHEADS.__getitem__
+_PLAY_CARD = DecisionKind.PLAY_CARD
+_CHOOSE_ROW = DecisionKind.CHOOSE_ROW
 _new = tuple.__new__
 """Builds a NamedTuple from a ready tuple, skipping its Python-level ``__new__`` (hot path)."""
 
@@ -166,6 +174,39 @@ class SixNimmtState:
     """A 6 nimmt! match in progress: pending decisions in, public events out."""
 
     game = GAME_ID
+    __slots__ = (
+        "_choose_row",
+        "_draft_order",
+        "_ends",
+        "_fixed_rounds",
+        "_kind",
+        "_more_than",
+        "_nothing_taken",
+        "_order",
+        "_row_at",
+        "_seat_order",
+        "_seat_range",
+        "_threshold",
+        "_tricks",
+        "hands",
+        "over",
+        "penalties",
+        "pending",
+        "piles",
+        "pool",
+        "professional",
+        "revealed",
+        "round",
+        "rounds_log",
+        "rows",
+        "seats",
+        "seed",
+        "settings",
+        "step",
+        "totals",
+        "trick",
+        "trick_plays",
+    )
 
     def __init__(self, seats: int, settings: Mapping[str, Any] | None = None, seed: int = 0):
         check_seats(GAME_ID, seats, MIN_SEATS, MAX_SEATS)
@@ -188,10 +229,16 @@ class SixNimmtState:
         self.revealed: tuple[tuple[int, ...], ...] = ()
         self.pool: tuple[int, ...] = ()
         self.trick_plays: tuple[int, ...] | None = None
+        self._order: list[int] = []
+        """This trick's cards, ascending, while a row choice is pending."""
         self.pending: dict[Seat, Decision] = {}
         self._kind = DecisionKind.PLAY_CARD
         self._seat_range = range(seats)
+        self._seat_order = tuple(self._seat_range)
         self._nothing_taken: tuple[tuple[int, ...], ...] = ((),) * seats
+        self._choose_row = [Decision(s, DecisionKind.CHOOSE_ROW, _ROW_INDEXES)
+                            for s in self._seat_range]
+        """Each seat's row-choice decision (it never changes)."""
         self._ends: list[int] = []
         """Row ends, ascending."""
         self._row_at: list[int] = []
@@ -247,29 +294,56 @@ class SixNimmtState:
         state is exactly as it was.
         """
         pending = self.pending
-        if not pending or answers.keys() != pending.keys():
-            self._explain_missing(answers)
-        kind = self._kind
-        if kind is DecisionKind.PLAY_CARD:
-            hands = self.hands
-            plays = []
-            for seat in self._seat_range:
-                card = answers[seat]
-                if card.__class__ is not int or card not in hands[seat]:
-                    self.validate(seat, card)
-                plays.append(card)
-            self.step += 1
-            return self._play(tuple(plays))  # type: ignore[arg-type]
+        if len(answers) != len(pending) or not pending:
+            self._reject_answer_set(answers)
+        if self._kind is not _PLAY_CARD:
+            return self._apply_one(answers)
+        # Every seat is pending: as many answers, one for each seat, means the same seats.
+        # The cards are typed as checked ints from here on; the loop below checks them.
+        plays: tuple[int, ...] = tuple(answers.values())  # type: ignore[arg-type]
+        if tuple(answers) != self._seat_order:
+            try:
+                plays = tuple([answers[seat] for seat in self._seat_range])  # type: ignore[misc]
+            except KeyError:
+                self._reject_answer_set(answers)
+        # Every card is checked, and the hands without it built, before anything changes.
+        rest: list[tuple[int, ...]] = []
+        for card, hand in zip(plays, self.hands):  # noqa: B905 (strict=True costs ~130 ns here)
+            if card.__class__ is not int:
+                self._reject(plays)
+            try:
+                i = hand.index(card)
+            except ValueError:
+                self._reject(plays)
+            rest.append(hand[:i] + hand[i + 1:])
+        self.hands = rest
+        self.step += 1
+        events: list[Event] = [_new(CardsRevealed, (self.round, self.trick, plays))]
+        order = sorted(plays)
+        if order[0] < self._ends[0]:
+            seat = plays.index(order[0])
+            self.trick_plays = plays
+            self._order = order
+            self._kind = _CHOOSE_ROW
+            self.pending = {seat: self._choose_row[seat]}
+            return events
+        return self._resolve(plays, order, None, events)
+
+    def _apply_one(self, answers: Mapping[Seat, Action]) -> list[Event]:
         ((seat, answer),) = answers.items()
-        if answer.__class__ is not int or answer not in pending[seat].legal:
+        decision = self.pending.get(seat)
+        if decision is None:
+            self._reject_answer_set(answers)
+        if answer.__class__ is not int or answer not in decision.legal:
             self.validate(seat, answer)
         self.step += 1
-        if kind is DecisionKind.CHOOSE_ROW:
+        if self._kind is _CHOOSE_ROW:
             assert self.trick_plays is not None
-            return self._resolve(self.trick_plays, (seat, int(answer)), [])
-        return self._draft(seat, int(answer))
+            return self._resolve(self.trick_plays, self._order, (seat, answer),  # type: ignore[arg-type]
+                                 [])
+        return self._draft(seat, answer)  # type: ignore[arg-type]
 
-    def _explain_missing(self, answers: Mapping[Seat, Action]) -> None:
+    def _reject_answer_set(self, answers: Mapping[Seat, Action]) -> NoReturn:
         if not self.pending:
             raise NotPendingError(next(iter(answers), 0), None,
                                   "the game is over; nothing is pending")
@@ -311,7 +385,6 @@ class SixNimmtState:
         self.penalties = (0,) * self.seats
         self.revealed = ()
         self.trick_plays = None
-        rng = random.Random(derive_seed(self.seed, "deal", self.round))
         n = self.seats
         self._tricks = []
         record: dict[str, Any] = {"tricks": self._tricks}
@@ -326,22 +399,23 @@ class SixNimmtState:
             record["draft"] = []
             self._ask_draft()
             return []
-        cards = rng.sample(range(1, HIGHEST_CARD + 1), HAND_SIZE * n + ROW_COUNT)
-        self.hands = [tuple(sorted(cards[i * HAND_SIZE:(i + 1) * HAND_SIZE])) for i in range(n)]
-        self._lay_rows(tuple((c,) for c in cards[HAND_SIZE * n:]))
+        cards = seeded_sample(_DECK, HAND_SIZE * n + ROW_COUNT, self.seed, "deal", self.round)
+        self.hands = [tuple(sorted(cards[i:i + HAND_SIZE])) for i in range(0, HAND_SIZE * n,
+                                                                             HAND_SIZE)]
+        self._lay_rows(tuple(map(_ALONE.__getitem__, cards[HAND_SIZE * n:])))
         return self._begin_play(record)
 
     def _begin_play(self, record: dict[str, Any]) -> list[Event]:
         record["hands"] = tuple(self.hands)
         record["rows"] = self.rows
         self._ask_play()
-        return [RoundStarted(self.round, self.rows)]
+        return [_new(RoundStarted, (self.round, self.rows))]
 
     def _lay_rows(self, rows: tuple[tuple[int, ...], ...]) -> None:
         self.rows = rows
-        pairs = sorted((row[-1], r) for r, row in enumerate(rows))
-        self._ends = [end for end, _ in pairs]
-        self._row_at = [r for _, r in pairs]
+        ends = [row[-1] for row in rows]
+        self._row_at = order = sorted(_ROW_INDEXES, key=ends.__getitem__)
+        self._ends = [ends[r] for r in order]
 
     def _ask_draft(self) -> None:
         seat = self._draft_order[-1]
@@ -349,8 +423,10 @@ class SixNimmtState:
         self.pending = {seat: Decision(seat, DecisionKind.DRAFT_CARD, self.pool)}
 
     def _ask_play(self) -> None:
-        kind = self._kind = DecisionKind.PLAY_CARD
-        self.pending = {s: _new(Decision, (s, kind, self.hands[s])) for s in self._seat_range}
+        self._kind = _PLAY_CARD
+        pending = self.pending = {}
+        for seat, hand in enumerate(self.hands):
+            pending[seat] = _new(Decision, (seat, _PLAY_CARD, hand))
 
     def _draft(self, seat: Seat, card: int) -> list[Event]:
         self._draft_order.pop()
@@ -367,76 +443,72 @@ class SixNimmtState:
         events.extend(self._begin_play(record))
         return events
 
-    def _play(self, plays: tuple[int, ...]) -> list[Event]:
-        hands = self.hands
+    def _reject(self, plays: tuple[Action, ...]) -> NoReturn:
         for seat, card in enumerate(plays):
-            hand = hands[seat]
-            i = hand.index(card)
-            hands[seat] = hand[:i] + hand[i + 1:]
-        events: list[Event] = [_new(CardsRevealed, (self.round, self.trick, plays))]
-        low = min(plays)
-        if low < self._ends[0]:
-            seat = plays.index(low)
-            self.trick_plays = plays
-            self._kind = DecisionKind.CHOOSE_ROW
-            self.pending = {seat: _new(Decision, (seat, DecisionKind.CHOOSE_ROW, _ROW_INDEXES))}
-            return events
-        return self._resolve(plays, None, events)
+            self.validate(seat, card)
+        raise AssertionError("a rejected play passed validation")  # pragma: no cover
 
-    def _resolve(self, plays: tuple[int, ...], choice: tuple[Seat, int] | None,
-                 events: list[Event]) -> list[Event]:
+    def _resolve(self, plays: tuple[int, ...], order: list[int],
+                 choice: tuple[Seat, int] | None, events: list[Event]) -> list[Event]:
         # Row ends are kept ascending (``_ends``) with the row of each (``_row_at``): a card
         # placed after the closest lower end replaces it without changing the order.
         rows = list(self.rows)
         ends, row_at = self._ends, self._row_at
-        takes: list[tuple[Seat, tuple[int, ...]]] = []
-        for card in sorted(plays):
+        takes: list[tuple[Seat, tuple[int, ...]]] | None = None
+        for card in order:
             i = bisect_left(ends, card) - 1
-            if i < 0:
+            if i >= 0:
+                ends[i] = card
+                r = row_at[i]
+                row = rows[r]
+                if len(row) < ROW_LIMIT:
+                    rows[r] = row + _ALONE[card]
+                    continue
+            else:
                 assert choice is not None
                 r = choice[1]
                 j = row_at.index(r)
                 del ends[j], row_at[j]
                 ends.insert(0, card)
                 row_at.insert(0, r)
-            else:
-                r = row_at[i]
-                ends[i] = card
-                if len(rows[r]) < ROW_LIMIT:
-                    rows[r] += (card,)
-                    continue
-            takes.append((plays.index(card), rows[r]))
-            rows[r] = (card,)
+                row = rows[r]
+                self.trick_plays = None
+            if takes is None:
+                takes = []
+            takes.append((plays.index(card), row))
+            rows[r] = _ALONE[card]
         self.rows = rows_after = tuple(rows)
-        if takes:
-            taken: list[tuple[int, ...]] = [()] * self.seats
+        if takes is None:
+            taken_t = self._nothing_taken
+        else:
+            taken = list(self._nothing_taken)
             piles, penalties = list(self.piles), list(self.penalties)
             for seat, cards in takes:
                 taken[seat] = cards
                 piles[seat] += cards
-                penalties[seat] += _row_cost(cards)
+                penalties[seat] += sum(map(_bullheads_of, cards))
             taken_t = tuple(taken)
             self.piles, self.penalties = tuple(piles), tuple(penalties)
-        else:
-            taken_t = self._nothing_taken
-        resolved = _new(TrickResolved, (self.round, self.trick, plays, choice, taken_t,
-                                        rows_after))
+        trick = self.trick
+        resolved = _new(TrickResolved, (self.round, trick, plays, choice, taken_t, rows_after))
         self._tricks.append(resolved)
         events.append(resolved)
         self.revealed = (*self.revealed, plays)
-        self.trick_plays = None
-        self.trick += 1
-        if self.trick < HAND_SIZE:
-            self._ask_play()
+        self.trick = trick = trick + 1
+        if trick < HAND_SIZE:
+            self._kind = _PLAY_CARD
+            pending = self.pending = {}
+            for seat, hand in enumerate(self.hands):
+                pending[seat] = _new(Decision, (seat, _PLAY_CARD, hand))
             return events
         events.extend(self._end_round())
         return events
 
     def _end_round(self) -> list[Event]:
-        penalties = tuple(self.penalties)
-        self.totals = tuple(t + p for t, p in zip(self.totals, penalties, strict=True))
+        penalties = self.penalties
+        self.totals = tuple(map(add, self.totals, penalties))
         self.rounds_log[-1]["penalties"] = list(penalties)
-        events: list[Event] = [RoundEnded(self.round, penalties, self.totals)]
+        events: list[Event] = [_new(RoundEnded, (self.round, penalties, self.totals))]
         if self._game_ends():
             self.over = True
             self.pending = {}
@@ -453,7 +525,7 @@ class SixNimmtState:
 
 
 def _row_cost(cards: tuple[int, ...]) -> int:
-    return sum([BULLHEADS[c] for c in cards])
+    return sum(map(_bullheads_of, cards))
 
 
 def _why_illegal(decision: Decision, action: object) -> str:

@@ -17,7 +17,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.core import DecisionKind, IllegalActionError, NotPendingError, SettingsError
+from referee.core import (
+    DecisionKind,
+    IllegalActionError,
+    MalformedActionError,
+    NotPendingError,
+    SettingsError,
+)
 from referee.six_nimmt import (
     BULLHEADS,
     CardDrafted,
@@ -574,6 +580,28 @@ def test_illegal_answers_change_nothing(make: Callable[[], SixNimmtState],
                 state.validate(seat, action)
     state.apply({s: state.default_action(s) for s in state.pending})
     assert state.step == before[3] + 1
+
+
+def test_answers_count_by_seat_whatever_their_order() -> None:
+    """Simultaneous answers are matched to seats by key, not by the order they arrive in."""
+    forward = crafted(3, [(10,), (20,), (30,), (40,)], [(11, 50), (21, 60), (31, 70)])
+    backward = crafted(3, [(10,), (20,), (30,), (40,)], [(11, 50), (21, 60), (31, 70)])
+    forward.apply({0: 11, 1: 60, 2: 31})
+    backward.apply({2: 31, 1: 60, 0: 11})
+    assert backward.hands == forward.hands == [(50,), (21,), (70,)]
+    assert backward.rows == forward.rows
+    assert backward.revealed == ((11, 60, 31),)
+
+
+@pytest.mark.parametrize("card", [50.0, True, "50", None])
+def test_a_card_of_the_wrong_type_is_malformed(card: object) -> None:
+    """A card must be an int: 50.0, True (== 1) or "50" are malformed even if equal to one."""
+    state = crafted(2, [(10,), (20,), (30,), (40,)], [(1, 50), (60, 70)])
+    before = snapshot(state)
+    with pytest.raises(MalformedActionError) as info:
+        state.apply({0: card, 1: 60})  # type: ignore[dict-item]
+    assert info.value.seat == 0
+    assert snapshot(state) == before
 
 
 def test_illegal_answer_error_is_precise() -> None:
