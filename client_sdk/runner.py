@@ -5,6 +5,11 @@ the bot once the match says which game it is, answers every decision within the 
 server says is left (minus a safety margin), and reconnects into the same seat when the
 connection drops. The bot sees the very observation values the local arena gives it.
 
+With a registered bot's token, ``--ladder GAME`` joins that game's ladder instead: the stream
+stays open and carries one match after another, a new bot object for each; after a lost
+connection the runner reconnects (with the same backoff) and the server gives the bot back
+its seat, or queues it again.
+
 A bot is named by a spec: ``house:NAME`` (a house bot), ``package.module:ClassName`` or
 ``path/to/file.py:ClassName`` (a ``Bot`` subclass, instantiated as ``ClassName(seed)``).
 """
@@ -214,8 +219,14 @@ class _Seat:
     """What survives reconnects: the bot, the match, and the answers already given."""
 
     def __init__(self, spec: str, factory: BotFactory, seed: int, margin_ms: int,
-                 on_message: Callable[[pb.PlayResponse], None] | None) -> None:
+                 on_message: Callable[[pb.PlayResponse], None] | None,
+                 ladder: str | None = None, matches: int = 0) -> None:
         self.spec = spec
+        self.ladder = ladder
+        """The game whose ladder this bot plays, or None for one seat of one match."""
+        self.matches = matches
+        """Leave the ladder after this many matches (0: never)."""
+        self.played = 0
         self.factory = factory
         self.seed = seed
         self.margin_ms = margin_ms
@@ -244,14 +255,29 @@ class _Seat:
             log.debug("answer to decision %s accepted", response.accepted.decision_id)
         elif which == "event":
             self._event(response.event)
+        elif which == "ladder_queued":
+            log.info("waiting on the %s ladder as %s", response.ladder_queued.game,
+                     response.ladder_queued.bot)
         return None
+
+    def ended(self, response: pb.PlayResponse) -> bool:
+        """A match ended; True when the runner is done (one match, or the ladder's count)."""
+        if self.on_message is not None:
+            self.on_message(response)
+        if self.ladder is None:
+            return True
+        self.played += 1
+        ended = response.match_ended
+        log.info("match %s ended: totals %s ranks %s (%s); %d played", self.match_id,
+                 list(ended.totals), list(ended.ranks), ended.termination, self.played)
+        return 0 < self.matches <= self.played
 
     def _start(self, started: pb.MatchStarted) -> None:
         seats = ", ".join(started.seat_names)
         if self.bot is not None and started.match_id == self.match_id:
             log.info("resumed match %s, seat %d", started.match_id, started.seat)
             return
-        if self.bot is not None:
+        if self.bot is not None and self.ladder is None:
             log.warning("the token now plays match %s, not %s; starting a new bot",
                         started.match_id, self.match_id)
         self.bot = self.factory(started.game, self.seed)
@@ -354,15 +380,15 @@ async def _play_stream(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tu
     """Play over the bidirectional stream; MatchEnded, or None if the stream just ended."""
     call = stubs["Play"](metadata=metadata)
     try:
-        await call.write(pb.PlayRequest(join=pb.Join(client=client)))
+        await call.write(pb.PlayRequest(join=pb.Join(client=client, ladder=seat.ladder or "")))
         while True:
             response = await call.read()
             if response is grpc.aio.EOF:
                 return None
             conn.heard = True
             if response.WhichOneof("body") == "match_ended":
-                if seat.on_message is not None:
-                    seat.on_message(response)
+                if not seat.ended(response):
+                    continue
                 await _close_writing(call)
                 return response.match_ended  # type: ignore[no-any-return]
             answer = await seat.handle(response, time.monotonic())
@@ -382,7 +408,8 @@ async def _close_writing(call: Any) -> None:
 async def _play_unary(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tuple[str, str]],
                       client: str, conn: _Connection) -> pb.MatchEnded | None:
     """Play over Subscribe and SubmitAnswer; MatchEnded, or None if the stream just ended."""
-    call = stubs["Subscribe"](pb.SubscribeRequest(client=client), metadata=metadata)
+    call = stubs["Subscribe"](pb.SubscribeRequest(client=client, ladder=seat.ladder or ""),
+                              metadata=metadata)
     try:
         while True:
             response = await call.read()
@@ -390,8 +417,8 @@ async def _play_unary(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tup
                 return None
             conn.heard = True
             if response.WhichOneof("body") == "match_ended":
-                if seat.on_message is not None:
-                    seat.on_message(response)
+                if not seat.ended(response):
+                    continue
                 return response.match_ended  # type: ignore[no-any-return]
             received = time.monotonic()
             answer = await seat.handle(response, received)
@@ -451,8 +478,13 @@ def _refusal(e: grpc.aio.AioRpcError) -> Exception:
 async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
                transport: str = "stream", margin_ms: int = 50, give_up_after_s: float = 60.0,
                client: str = "bullring-python",
-               on_message: Callable[[pb.PlayResponse], None] | None = None) -> pb.MatchEnded:
+               on_message: Callable[[pb.PlayResponse], None] | None = None,
+               ladder: str | None = None, matches: int = 0) -> pb.MatchEnded:
     """Play the seat ``token`` names on ``server`` with the bot ``bot_spec``; return the result.
+
+    With ``ladder`` (a game id) and a registered bot's token, play that game's ladder: one
+    match after another on the same stream, until ``matches`` have ended (0: forever); the
+    last result is returned.
 
     The bot is made (``load_bot(bot_spec, game, seed)``) when MatchStarted arrives. Each
     decision is answered if the bot decides within the time left minus ``margin_ms``;
@@ -471,7 +503,7 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
         raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
     if margin_ms < 0:
         raise ValueError(f"margin_ms must be >= 0, not {margin_ms}")
-    seat = _Seat(bot_spec, bot_factory(bot_spec), seed, margin_ms, on_message)
+    seat = _Seat(bot_spec, bot_factory(bot_spec), seed, margin_ms, on_message, ladder, matches)
     session = _play_stream if transport == "stream" else _play_unary
     metadata = (("authorization", f"Bearer {token}"),)
     down_since = time.monotonic()
@@ -503,8 +535,10 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
                         last_error = f"{e.code().name}: {e.details()}"
                     else:
                         if ended is not None:
-                            log.info("match %s ended: totals %s ranks %s (%s)", seat.match_id,
-                                     list(ended.totals), list(ended.ranks), ended.termination)
+                            if ladder is None:
+                                log.info("match %s ended: totals %s ranks %s (%s)",
+                                         seat.match_id, list(ended.totals), list(ended.ranks),
+                                         ended.termination)
                             return ended
                         last_error = "the stream ended before MatchEnded"
             if conn.heard:
@@ -537,6 +571,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="answer this many ms before the deadline (default: 50)")
     parser.add_argument("--give-up-after", type=float, default=60.0, metavar="SECONDS",
                         help="stop reconnecting after this long without a connection")
+    parser.add_argument("--ladder", default=None, metavar="GAME",
+                        help="with a registered bot's token: play GAME's ladder, one match "
+                             "after another")
+    parser.add_argument("--matches", type=int, default=0, metavar="N",
+                        help="with --ladder: leave after N matches (default: never)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also log events and verdicts")
     parser.add_argument("bot", metavar="BOT",
@@ -569,13 +608,19 @@ def run_from_args(args: argparse.Namespace) -> int:
     match_id = ["?"]
 
     def remember(response: pb.PlayResponse) -> None:
-        if response.WhichOneof("body") == "match_started":
+        which = response.WhichOneof("body")
+        if which == "match_started":
             match_id[0] = response.match_started.match_id
+        elif which == "match_ended" and args.ladder:
+            ended = response.match_ended
+            print(f"match {match_id[0]} ended: totals {list(ended.totals)} ranks "
+                  f"{list(ended.ranks)} ({ended.termination})", flush=True)
 
     try:
         ended = asyncio.run(play(args.server, token, args.bot, seed=args.seed,
                                  transport=args.transport, margin_ms=args.margin_ms,
-                                 give_up_after_s=args.give_up_after, on_message=remember))
+                                 give_up_after_s=args.give_up_after, on_message=remember,
+                                 ladder=args.ladder, matches=args.matches))
     except PermissionError as e:
         print(f"bullring bot: {e}", file=sys.stderr)
         return 3
@@ -591,6 +636,8 @@ def run_from_args(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("bullring bot: interrupted", file=sys.stderr)
         return 130
+    if args.ladder:
+        return 0
     print(f"match {match_id[0]} ended: totals {list(ended.totals)} ranks {list(ended.ranks)} "
           f"({ended.termination})")
     return 0

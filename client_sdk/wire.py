@@ -19,6 +19,8 @@ BOT_SERVICE = "bullring.v1.BotService"
 """The full name of the bots' service."""
 SPECTATOR_SERVICE = "bullring.v1.SpectatorService"
 """The full name of the spectators' service."""
+ADMIN_SERVICE = "bullring.v1.AdminService"
+"""The full name of the bot registry's admin service."""
 PLAY = f"/{BOT_SERVICE}/Play"
 SUBSCRIBE = f"/{BOT_SERVICE}/Subscribe"
 SUBMIT_ANSWER = f"/{BOT_SERVICE}/SubmitAnswer"
@@ -128,6 +130,23 @@ def bot_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
             SUBMIT_ANSWER, request_serializer=pb.SubmitAnswerRequest.SerializeToString,
             response_deserializer=pb.SubmitAnswerResponse.FromString),
     }
+
+
+ADMIN_METHODS: dict[str, tuple[Any, Any]] = {
+    "RegisterBot": (pb.RegisterBotRequest, pb.RegisterBotResponse),
+    "NewBotVersion": (pb.NewBotVersionRequest, pb.NewBotVersionResponse),
+    "SetBotEnabled": (pb.SetBotEnabledRequest, pb.SetBotEnabledResponse),
+    "RotateBotToken": (pb.RotateBotTokenRequest, pb.RotateBotTokenResponse),
+}
+"""AdminService's methods: (request type, response type) by name."""
+
+
+def admin_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
+    """The AdminService methods on ``channel``, by name."""
+    return {name: channel.unary_unary(f"/{ADMIN_SERVICE}/{name}",
+                                      request_serializer=request.SerializeToString,
+                                      response_deserializer=response.FromString)
+            for name, (request, response) in ADMIN_METHODS.items()}
 
 
 def watch_stub(channel: grpc.aio.Channel) -> Any:

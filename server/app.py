@@ -6,14 +6,17 @@ import asyncio
 import logging
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from client_sdk import wire
+from server.admin import AdminService
 from server.hub import MatchHub
+from server.instances import DatabaseBusyError, InstanceGuard
+from server.ladder import Ladder, LadderOptions
 from server.service import BotService, SpectatorService, TokenInterceptor
 from server.store import DEFAULT_DB, Store
 
@@ -29,6 +32,8 @@ class ServerOptions:
     db: str = DEFAULT_DB
     start_timeout_s: float = 60.0
     grace_s: float = 5.0
+    ladder: LadderOptions = field(default_factory=LadderOptions)
+    """The ladders this server runs and its house bots."""
 
 
 class RefereeServer:
@@ -37,32 +42,48 @@ class RefereeServer:
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
         self.store = Store(options.db)
-        self.hub = MatchHub(self.store, options.start_timeout_s)
+        self.guard = InstanceGuard(self.store.engine)
+        self.hub = MatchHub(self.store, options.start_timeout_s, self.guard.id)
+        self.ladder = Ladder(self.store, self.hub, options.ladder, self.guard)
+        self.aborted_at_start: list[str] = []
+        """Matches left running by a server that died, aborted when this one started."""
         self.health = health.aio.HealthServicer()
         self.server = grpc.aio.server(interceptors=[TokenInterceptor(self.hub)],
                                       options=wire.channel_options())
-        self.server.add_generic_rpc_handlers((BotService(self.hub).handler(),
-                                              SpectatorService(self.hub).handler()))
+        self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder).handler(),
+                                              SpectatorService(self.hub).handler(),
+                                              AdminService(self.store).handler()))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        names = (wire.BOT_SERVICE, wire.SPECTATOR_SERVICE,
+        names = (wire.BOT_SERVICE, wire.SPECTATOR_SERVICE, wire.ADMIN_SERVICE,
                  health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
                  reflection.SERVICE_NAME)
         reflection.enable_server_reflection(names, self.server)
         self.port = 0
 
     async def start(self) -> int:
-        """Bind and start serving; return the port (useful with port 0)."""
+        """Abort matches left by dead servers, bind and start serving, start the ladder;
+        return the port (useful with port 0)."""
+        self.aborted_at_start = await asyncio.to_thread(
+            self.store.abort_orphans, self.guard.id, self.guard.is_alive)
+        if self.aborted_at_start:
+            log.warning("aborted %d matches left running by a server that is gone: %s",
+                        len(self.aborted_at_start), ", ".join(self.aborted_at_start))
         self.port = self.server.add_insecure_port(f"{self.options.host}:{self.options.port}")
         await self.server.start()
         for name in ("", wire.BOT_SERVICE, wire.SPECTATOR_SERVICE):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        await self.ladder.start()
         return self.port
 
     async def stop(self) -> None:
         """Stop gracefully: refuse new calls, abort live matches (stored as aborted)."""
         await self.health.enter_graceful_shutdown()
+        await self.ladder.stop()
         await self.hub.shutdown()
+        # A table seated while the matchmaker was being stopped never got a runner.
+        await asyncio.to_thread(self.store.abort_running, [self.guard.id])
         await self.server.stop(self.options.grace_s)
+        self.guard.close()
 
 
 async def serve(options: ServerOptions) -> None:
@@ -70,6 +91,10 @@ async def serve(options: ServerOptions) -> None:
     server = RefereeServer(options)
     port = await server.start()
     print(f"bullring: listening on {options.host}:{port} (database {options.db})", flush=True)
+    admin = await asyncio.to_thread(server.store.ensure_admin_token)
+    if admin is not None:
+        print(f"bullring: admin token {admin} (shown once; only its hash is stored)")
+    print(_welcome(server, f"{options.host}:{port}"), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -79,9 +104,28 @@ async def serve(options: ServerOptions) -> None:
     await server.stop()
 
 
+def _welcome(server: RefereeServer, address: str) -> str:
+    ladder = server.ladder
+    games = ", ".join(f"{g} ({s.minimum}-{s.maximum} seats)" if s.minimum != s.maximum
+                      else f"{g} ({s.minimum} seats)" for g, s in ladder.sizes.items())
+    house = ", ".join(ladder.house) or "none (--house-bots greedy,random,...)"
+    db = server.options.db
+    game = next(iter(ladder.sizes), "six_nimmt")
+    return (f"bullring: ladders: {games}; house bots: {house}\n"
+            f"bullring: connect a bot:\n"
+            f"  bullring bots add NAME --db {db}      # prints the bot's token once\n"
+            f"  bullring bot --server {address} --token TOKEN --ladder {game} house:greedy"
+            f"   # or module:Class\n"
+            f"bullring: leaderboard: bullring leaderboard --game {game} --db {db}")
+
+
 def main(options: ServerOptions) -> int:
     """Entry point of ``bullring serve``."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    asyncio.run(serve(options))
+    try:
+        asyncio.run(serve(options))
+    except DatabaseBusyError as exc:
+        print(f"bullring serve: {exc}", file=sys.stderr)
+        return 2
     return 0

@@ -45,9 +45,33 @@ def _replay_verify(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from server import app
+    from server import app, ladder
 
-    options = app.ServerOptions(args.host, args.port, args.db, args.start_timeout)
+    games = tuple(g.strip() for g in args.ladder.split(",") if g.strip())
+    try:
+        from referee.registry import get_game
+
+        games = tuple(get_game(g).id for g in games)
+        sizes: dict[str, ladder.TableSize] = {}
+        for pair in args.table_size:
+            game, sep, size = pair.partition("=")
+            if not sep:
+                raise ValueError(f"--table-size wants GAME=MIN-MAX, not {pair!r}")
+            sizes[get_game(game).id] = ladder.TableSize.parse(size)
+        settings: dict[str, dict[str, str]] = {}
+        for pair in args.ladder_setting:
+            game, sep, setting = pair.partition(":")
+            if not sep:
+                raise ValueError(f"--ladder-setting wants GAME:KEY=VALUE, not {pair!r}")
+            settings.setdefault(get_game(game).id, {}).update(_settings([setting]))
+        house = tuple(b.strip() for b in args.house_bots.split(",") if b.strip())
+        ladder.house_names(house)
+        ladder_options = ladder.LadderOptions(games, sizes, settings, house, args.house_rest)
+    except (RefereeError, ValueError) as exc:
+        print(f"bullring serve: {exc}", file=sys.stderr)
+        return 2
+    options = app.ServerOptions(args.host, args.port, args.db, args.start_timeout,
+                                ladder=ladder_options)
     return app.main(options)
 
 
@@ -88,6 +112,23 @@ def _replay_export(args: argparse.Namespace) -> int:
     from referee.replay import dumps
     from server.store import Store, UnknownMatchError
 
+    if args.all is not None:
+        if args.match_id is not None:
+            print("bullring replay export: give a MATCH_ID or --all DIR, not both",
+                  file=sys.stderr)
+            return 2
+        store = Store(args.db)
+        args.all.mkdir(parents=True, exist_ok=True)
+        written = 0
+        for match in store.matches(status="finished"):
+            (args.all / f"{match.id}.json").write_text(dumps(store.replay(match.id)),
+                                                       encoding="utf-8")
+            written += 1
+        print(f"wrote {written} replays to {args.all}")
+        return 0
+    if args.match_id is None:
+        print("bullring replay export: give a MATCH_ID or --all DIR", file=sys.stderr)
+        return 2
     try:
         replay = Store(args.db).replay(args.match_id)
     except UnknownMatchError as exc:
@@ -130,7 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("paths", nargs="+", type=Path, metavar="FILE|DIR")
     verify.set_defaults(run=_replay_verify)
     export = replay_commands.add_parser("export", help="print or write a stored replay")
-    export.add_argument("match_id")
+    export.add_argument("match_id", nargs="?")
+    export.add_argument("--all", type=Path, metavar="DIR",
+                        help="write every finished match to DIR/MATCH_ID.json")
     export.add_argument("--db", default=DEFAULT_DB, help="database URL")
     export.add_argument("--out", type=Path, metavar="DIR", help="write DIR/MATCH_ID.json")
     export.set_defaults(run=_replay_export)
@@ -141,6 +184,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--db", default=DEFAULT_DB, help="database URL (default: SQLite file)")
     serve.add_argument("--start-timeout", type=float, default=60.0,
                        help="seconds a match waits for all its bots before starting anyway")
+    serve.add_argument("--ladder", default="six_nimmt,no_thanks", metavar="GAME,...",
+                       help="games whose ladders run (default: six_nimmt,no_thanks)")
+    serve.add_argument("--table-size", action="append", default=[], metavar="GAME=MIN-MAX",
+                       help="ladder table sizes (default: six_nimmt=4-5, no_thanks=4)")
+    serve.add_argument("--ladder-setting", action="append", default=[],
+                       metavar="GAME:KEY=VALUE", help="a setting of every ladder match of GAME")
+    serve.add_argument("--house-bots", default="", metavar="NAME,...",
+                       help="house bots the server plays on the ladders (greedy,random,...; "
+                            "a name given twice is two bots)")
+    serve.add_argument("--house-rest", type=float, default=1.0, metavar="SECONDS",
+                       help="a house bot's pause between ladder matches (default: 1)")
     serve.set_defaults(run=_serve)
 
     match = commands.add_parser("match", help="manage matches")
@@ -161,7 +215,11 @@ def build_parser() -> argparse.ArgumentParser:
     health_probe.add_arguments(probe)
     probe.set_defaults(run=health_probe.run_from_args)
 
-    bot = commands.add_parser("bot", help="play a seat with a bot")
+    from server import ladder_cli
+
+    ladder_cli.add_commands(commands)
+
+    bot = commands.add_parser("bot", help="play a seat (or the ladder) with a bot")
     from client_sdk import runner
 
     runner.add_arguments(bot)

@@ -41,6 +41,8 @@ class SeatLink:
     joined_once: bool = False
     connection: int = 0
     """Counts connections, so a stale stream cannot detach a newer one."""
+    lasting: bool = False
+    """The outbox belongs to a ladder stream that outlives this match: never closed here."""
 
 
 @dataclass(eq=False)
@@ -85,12 +87,15 @@ class MatchRunner:
 
     # -- connections ---------------------------------------------------------------------
 
-    def attach(self, seat: int) -> tuple[asyncio.Queue[pb.PlayResponse | None], int]:
-        """Connect a new stream to ``seat`` (replacing any older one); return its outbox."""
+    def attach(self, seat: int, outbox: asyncio.Queue[pb.PlayResponse | None] | None = None
+               ) -> tuple[asyncio.Queue[pb.PlayResponse | None], int]:
+        """Connect a new stream to ``seat`` (replacing and closing any older one); return its
+        outbox. A given ``outbox`` (a ladder stream's) is not closed when the match ends."""
         link = self.seats[seat]
-        if link.outbox is not None:
+        if link.outbox is not None and link.outbox is not outbox:
             link.outbox.put_nowait(None)
-        link.outbox = asyncio.Queue()
+        link.lasting = outbox is not None
+        link.outbox = asyncio.Queue() if outbox is None else outbox
         link.connection += 1
         was_gone = link.disconnected and link.joined_once
         link.disconnected = False
@@ -100,7 +105,8 @@ class MatchRunner:
         link.outbox.put_nowait(self._match_started(seat))
         if self.ended is not None:
             link.outbox.put_nowait(pb.PlayResponse(match_ended=self.ended))
-            link.outbox.put_nowait(None)
+            if not link.lasting:
+                link.outbox.put_nowait(None)
         elif self.pending is not None and seat in self.pending.ids and \
                 seat not in self.pending.answers:
             self._send_request(seat)
@@ -174,7 +180,8 @@ class MatchRunner:
     async def run(self) -> None:
         """Play the match to its end and hand the replay to ``on_finish``."""
         try:
-            await asyncio.wait_for(self._all_joined.wait(), self.start_timeout_s)
+            if not self._all_joined.is_set():
+                await asyncio.wait_for(self._all_joined.wait(), self.start_timeout_s)
         except TimeoutError:
             self._event("start_timeout", missing=[s.seat for s in self.seats
                                                   if not s.joined_once])
@@ -285,7 +292,8 @@ class MatchRunner:
         for link in self.seats:
             if link.outbox is not None:
                 link.outbox.put_nowait(pb.PlayResponse(match_ended=self.ended))
-                link.outbox.put_nowait(None)
+                if not link.lasting:
+                    link.outbox.put_nowait(None)
         for queue in self.spectators:
             queue.put_nowait(pb.WatchResponse(match_ended=self.ended))
             queue.put_nowait(None)

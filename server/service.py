@@ -14,8 +14,13 @@ from google.protobuf.message import DecodeError
 from client_sdk import wire
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from server.hub import MatchHub, MatchOverError
+from server.ladder import Ladder, LadderError, LadderSession
 from server.match_runner import MatchRunner
-from server.store import UnknownMatchError
+from server.models import BotRow
+from server.store import MatchElsewhereError, UnknownMatchError
+
+Route = Callable[[], tuple[MatchRunner, int] | None]
+"""Where a stream's answers go now: a live match and seat, or nowhere."""
 
 
 def bearer_token(metadata: Any) -> str | None:
@@ -63,16 +68,44 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
             if token is None:
                 return _abort_handler(method, grpc.StatusCode.UNAUTHENTICATED,
                                       "missing 'authorization: Bearer TOKEN' metadata")
-            if await self.hub.seat_for_token(token) is None:
+            if await self.hub.identify(token) is None:
                 return _abort_handler(method, grpc.StatusCode.UNAUTHENTICATED, "unknown token")
         return await continuation(handler_call_details)
 
 
 class BotService:
-    """BotService: Play (bidirectional), Subscribe + SubmitAnswer (server stream + unary)."""
+    """BotService: Play (bidirectional), Subscribe + SubmitAnswer (server stream + unary).
 
-    def __init__(self, hub: MatchHub) -> None:
+    A seat token plays its one seat; a registered bot's token plays the ladder."""
+
+    def __init__(self, hub: MatchHub, ladder: Ladder | None = None) -> None:
         self.hub = hub
+        self.ladder = ladder
+
+    async def _bot(self, context: grpc.aio.ServicerContext[Any, Any],
+                   fresh: bool = False) -> BotRow | None:
+        """The registered bot the call's token names (read anew when ``fresh``: joins see
+        a rotated token or a disabled bot at once)."""
+        token = bearer_token(context.invocation_metadata())
+        if token is None or not token.startswith("bot_"):
+            return None
+        return await self.hub.bot_for_token(token, fresh)
+
+    async def _join(self, bot: BotRow, game: str,
+                    context: grpc.aio.ServicerContext[Any, Any]) -> LadderSession:
+        if self.ladder is None:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                "this server runs no ladder")
+            raise AssertionError("unreachable")
+        try:
+            return self.ladder.join(bot, game)
+        except LadderError as exc:
+            await context.abort(getattr(grpc.StatusCode, exc.code), str(exc))
+            raise AssertionError("unreachable") from None
+
+    def _ladder_route(self, bot: str) -> Route:
+        ladder = self.ladder
+        return lambda: None if ladder is None else ladder.target(bot)
 
     async def _seat(self, context: grpc.aio.ServicerContext[Any, Any]
                     ) -> tuple[MatchRunner, int]:
@@ -88,11 +121,18 @@ class BotService:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         except UnknownMatchError as exc:
             await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        except MatchElsewhereError as exc:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         raise AssertionError("unreachable")
 
     async def play(self, requests: AsyncIterator[bytes],
                    context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[pb.PlayResponse]:
         """One seat's bidirectional stream: Join first, then answers; messages back."""
+        bot = await self._bot(context, fresh=True)
+        if bot is not None:
+            async for ladder_message in self._play_ladder(bot, requests, context):
+                yield ladder_message
+            return
         runner, seat = await self._seat(context)
         first = await anext(aiter(requests), None)
         message = _parse(pb.PlayRequest, first)
@@ -101,7 +141,8 @@ class BotService:
                                 "the first message of Play must be a well-formed Join")
         outbox, connection = runner.attach(seat)
         problem: list[str] = []
-        reader = asyncio.create_task(self._read(requests, runner, seat, outbox, problem))
+        reader = asyncio.create_task(self._read(requests, lambda: (runner, seat), outbox,
+                                                problem))
         try:
             while (item := await outbox.get()) is not None:
                 yield item
@@ -113,7 +154,31 @@ class BotService:
                 await reader
             runner.detach(seat, connection, "stream closed")
 
-    async def _read(self, requests: AsyncIterator[bytes], runner: MatchRunner, seat: int,
+    async def _play_ladder(self, bot: BotRow, requests: AsyncIterator[bytes],
+                           context: grpc.aio.ServicerContext[Any, Any]
+                           ) -> AsyncIterator[pb.PlayResponse]:
+        """A registered bot's Play stream: one ladder match after another."""
+        message = _parse(pb.PlayRequest, await anext(aiter(requests), None))
+        if message is None or message.WhichOneof("body") != "join":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "the first message of Play must be a well-formed Join")
+        session = await self._join(bot, message.join.ladder, context)
+        problem: list[str] = []
+        reader = asyncio.create_task(self._read(requests, self._ladder_route(bot.name),
+                                                session.outbox, problem))
+        try:
+            while (item := await session.outbox.get()) is not None:
+                yield item
+            if problem:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem[0])
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader
+            if self.ladder is not None:
+                self.ladder.leave(session)
+
+    async def _read(self, requests: AsyncIterator[bytes], route: Route,
                     outbox: asyncio.Queue[pb.PlayResponse | None], problem: list[str]) -> None:
         try:
             async for raw in requests:
@@ -123,7 +188,7 @@ class BotService:
                     break
                 if message.WhichOneof("body") != "answer":
                     continue  # a repeated Join changes nothing
-                outbox.put_nowait(_verdict_message(self._submit(runner, seat, message.answer)))
+                outbox.put_nowait(_verdict_message(self._submit(route(), message.answer)))
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
         finally:
@@ -131,15 +196,31 @@ class BotService:
                 outbox.put_nowait(None)
 
     @staticmethod
-    def _submit(runner: MatchRunner, seat: int, answer: pb.Answer
+    def _submit(target: tuple[MatchRunner, int] | None, answer: pb.Answer
                 ) -> pb.AnswerAccepted | pb.AnswerRejected:
+        if target is None:
+            return pb.AnswerRejected(decision_id=answer.decision_id,
+                                     reason=pb.REJECT_REASON_NOT_PENDING,
+                                     message="no match of this bot is in progress here")
+        runner, seat = target
         return runner.submit(seat, answer.decision_id, wire.action_from_proto(answer.action))
 
     async def subscribe(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
                         ) -> AsyncIterator[pb.PlayResponse]:
         """A seat's server stream, for clients that answer with SubmitAnswer."""
-        if _parse(pb.SubscribeRequest, raw) is None:
+        request = _parse(pb.SubscribeRequest, raw)
+        if request is None:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed SubscribeRequest")
+        bot = await self._bot(context, fresh=True)
+        if bot is not None:
+            session = await self._join(bot, request.ladder, context)
+            try:
+                while (message := await session.outbox.get()) is not None:
+                    yield message
+            finally:
+                if self.ladder is not None:
+                    self.ladder.leave(session)
+            return
         runner, seat = await self._seat(context)
         outbox, connection = runner.attach(seat)
         try:
@@ -155,8 +236,11 @@ class BotService:
         if message is None:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed SubmitAnswerRequest")
             raise AssertionError("unreachable")
-        runner, seat = await self._seat(context)
-        verdict = self._submit(runner, seat, message.answer)
+        bot = await self._bot(context)
+        if bot is not None:
+            verdict = self._submit(self._ladder_route(bot.name)(), message.answer)
+        else:
+            verdict = self._submit(await self._seat(context), message.answer)
         if isinstance(verdict, pb.AnswerAccepted):
             return pb.SubmitAnswerResponse(accepted=verdict)
         return pb.SubmitAnswerResponse(rejected=verdict)

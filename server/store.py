@@ -1,7 +1,13 @@
-"""Persistence: matches, their seats (tokens stored only as hashes) and their replays.
+"""Persistence: matches and seats, the bot registry, ratings, the admin token, replays.
 
-sqlmodel on a SQLite file by default; any SQLAlchemy URL (PostgreSQL) with ``--db``.
+sqlmodel on a SQLite file by default; PostgreSQL (``postgresql+psycopg://...``) with ``--db``.
+The schema is migrated to the newest alembic revision when a Store opens the database.
 Every call is synchronous and short; the server runs them in a worker thread.
+
+Writes that must not happen twice are conditional updates checked by their row count (a
+bot is seated only if it sits nowhere; a match is recorded only if it is still running),
+so two servers on one PostgreSQL database never seat a bot twice or record a match twice.
+On SQLite every transaction begins IMMEDIATE, which serialises writers the same way.
 """
 
 from __future__ import annotations
@@ -10,44 +16,34 @@ import hashlib
 import json
 import secrets
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, func, update
 from sqlalchemy.engine import Engine
-from sqlmodel import Field, Session, SQLModel, create_engine, select
+from sqlmodel import Session, col, create_engine, select
+
+from server import ratings
+from server.migrate import upgrade
+from server.models import (
+    AdminTokenRow,
+    BotRow,
+    MatchRow,
+    RatingChangeRow,
+    RatingRow,
+    SeatRow,
+    utcnow,
+)
+from server.ratings import LeaderboardEntry, Skill
 
 DEFAULT_DB = "sqlite:///bullring.db"
 """The embedded default: a SQLite file in the working folder."""
 
-
-class MatchRow(SQLModel, table=True):
-    """One match: its game, settings, seed, status and (once over) its replay."""
-
-    __tablename__ = "match"
-    id: str = Field(primary_key=True)
-    game: str
-    settings_json: str
-    seed: int
-    seat_count: int
-    status: str = Field(default="created", index=True)
-    """created | running | finished | aborted"""
-    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
-    finished_at: datetime | None = None
-    replay_json: str | None = None
-
-
-class SeatRow(SQLModel, table=True):
-    """One seat of a match: its name, a house bot or the hash of its token."""
-
-    __tablename__ = "seat"
-    match_id: str = Field(primary_key=True, foreign_key="match.id")
-    seat: int = Field(primary_key=True)
-    name: str
-    house: str | None = None
-    token_hash: str | None = Field(default=None, index=True, unique=True)
+LIVE = ("created", "running")
+"""Statuses of a match that is not over."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,30 +63,72 @@ class UnknownMatchError(LookupError):
     """No match is stored under the id asked for."""
 
 
+class MatchElsewhereError(RuntimeError):
+    """The match is being played by another server process on the same database."""
+
+
+class BotError(ValueError):
+    """A bot registry request that cannot be done (unknown name, taken name, bad name)."""
+
+
+class UnknownBotNameError(BotError):
+    """No bot is registered under the name asked for."""
+
+
+class BotNameTakenError(BotError):
+    """A bot is already registered under the name asked for."""
+
+
 def hash_token(token: str) -> str:
     """The stored form of a token: its SHA-256, hex."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def new_token(prefix: str) -> str:
+    """A fresh random token."""
+    return f"{prefix}_{secrets.token_urlsafe(24)}"
+
+
+def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.isolation_level = None  # SQLAlchemy's "begin" listener starts each one
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
 
 
+def _sqlite_begin(connection: Any) -> None:
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _check_name(name: str) -> str:
+    if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
+        raise BotError(f"bad bot name {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
+    return name
+
+
 class Store:
-    """The match store on one database URL."""
+    """The store on one database URL; the schema is upgraded to head on opening."""
 
     def __init__(self, url: str = DEFAULT_DB) -> None:
         self.url = url
-        sqlite = url.startswith("sqlite")
-        args: dict[str, Any] = {"check_same_thread": False} if sqlite else {}
+        self.sqlite = url.startswith("sqlite")
+        args: dict[str, Any] = {"check_same_thread": False, "timeout": 10} if self.sqlite \
+            else {}
         self.engine: Engine = create_engine(url, connect_args=args)
-        if sqlite:
-            event.listen(self.engine, "connect", _sqlite_pragmas)
-        SQLModel.metadata.create_all(self.engine)
+        if self.sqlite:
+            event.listen(self.engine, "connect", _sqlite_connect)
+            event.listen(self.engine, "begin", _sqlite_begin)
+        upgrade(self.engine)
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            yield session
+
+    # -- matches ---------------------------------------------------------------------------
 
     def create_match(self, game: str, settings: Mapping[str, Any], seed: int,
                      seat_names: Sequence[str], house: Mapping[int, str]
@@ -98,12 +136,12 @@ class Store:
         """Store a new match; return its id and one token per seat (None for house seats)."""
         match_id = uuid.uuid4().hex[:12]
         tokens: list[str | None] = []
-        with Session(self.engine) as session:
+        with self._session() as session:
             session.add(MatchRow(id=match_id, game=game, settings_json=json.dumps(dict(settings)),
                                  seed=seed, seat_count=len(seat_names)))
             session.flush()
             for seat, name in enumerate(seat_names):
-                token = None if seat in house else f"br_{secrets.token_urlsafe(24)}"
+                token = None if seat in house else new_token("br")
                 tokens.append(token)
                 session.add(SeatRow(match_id=match_id, seat=seat, name=name,
                                     house=house.get(seat),
@@ -112,61 +150,392 @@ class Store:
         return match_id, tokens
 
     def seat_for_token(self, token: str) -> tuple[str, int] | None:
-        """The (match id, seat) a token plays, or None."""
-        with Session(self.engine) as session:
+        """The (match id, seat) a seat token plays, or None."""
+        with self._session() as session:
             row = session.exec(select(SeatRow).where(SeatRow.token_hash == hash_token(token))
                                ).first()
             return None if row is None else (row.match_id, row.seat)
 
     def match_config(self, match_id: str) -> MatchConfig:
         """Everything needed to run ``match_id``."""
-        with Session(self.engine) as session:
+        with self._session() as session:
             match = session.get(MatchRow, match_id)
             if match is None:
                 raise UnknownMatchError(f"no match {match_id!r}")
             seats = session.exec(select(SeatRow).where(SeatRow.match_id == match_id)
-                                 .order_by(SeatRow.seat)).all()  # type: ignore[arg-type]
+                                 .order_by(col(SeatRow.seat))).all()
             return MatchConfig(match.id, match.game, json.loads(match.settings_json), match.seed,
                                tuple(s.name for s in seats),
                                {s.seat: s.house for s in seats if s.house}, match.status)
 
+    def claim_match(self, match_id: str, instance: str) -> None:
+        """Mark a created match running on ``instance``, unless another server runs it.
+
+        Raises MatchElsewhereError when another instance holds it, and UnknownMatchError
+        when it does not exist or is already over.
+        """
+        with self._session() as session:
+            claimed = session.execute(
+                update(MatchRow).where(col(MatchRow.id) == match_id,
+                                       col(MatchRow.status) == "created")
+                .values(status="running", instance=instance)).rowcount  # type: ignore[attr-defined]
+            match = session.get(MatchRow, match_id)
+            session.commit()
+        if claimed:
+            return
+        if match is None:
+            raise UnknownMatchError(f"no match {match_id!r}")
+        if match.status == "running" and match.instance != instance:
+            raise MatchElsewhereError(f"match {match_id} is being played on another server")
+        if match.status != "running":
+            raise UnknownMatchError(f"match {match_id} is {match.status}")
+
     def set_status(self, match_id: str, status: str) -> None:
         """Mark a match running or aborted."""
-        with Session(self.engine) as session:
+        with self._session() as session:
             match = session.get(MatchRow, match_id)
             if match is None:
                 raise UnknownMatchError(f"no match {match_id!r}")
             match.status = status
             if status in ("finished", "aborted"):
-                match.finished_at = datetime.now(UTC)
+                match.finished_at = utcnow()
             session.add(match)
             session.commit()
 
-    def finish_match(self, match_id: str, replay: dict[str, Any]) -> None:
-        """Store the replay of a match that ended (normally or aborted), in one transaction."""
-        with Session(self.engine) as session:
+    def finish_match(self, match_id: str, replay: dict[str, Any]) -> bool:
+        """Record the end of a match and, for a finished ladder match, its rating updates,
+        in one transaction; free its bots. False (and nothing written) when the match was
+        already recorded or aborted: a match is never recorded twice."""
+        status = "finished" if replay["termination"] == "normal" else "aborted"
+        with self._session() as session:
+            recorded = session.execute(
+                update(MatchRow).where(col(MatchRow.id) == match_id,
+                                       col(MatchRow.status).in_(LIVE))
+                .values(status=status, finished_at=utcnow(),
+                        replay_json=json.dumps(replay, separators=(",", ":")))
+            ).rowcount  # type: ignore[attr-defined]
+            if not recorded:
+                if session.get(MatchRow, match_id) is None:
+                    raise UnknownMatchError(f"no match {match_id!r}")
+                session.rollback()
+                return False
             match = session.get(MatchRow, match_id)
-            if match is None:
-                raise UnknownMatchError(f"no match {match_id!r}")
-            match.status = "finished" if replay["termination"] == "normal" else "aborted"
-            match.finished_at = datetime.now(UTC)
-            match.replay_json = json.dumps(replay, separators=(",", ":"))
-            session.add(match)
+            assert match is not None
+            if match.ladder and status == "finished":
+                self._rate(session, match, [int(r) for r in replay["ranks"]])
+            session.execute(update(BotRow).where(col(BotRow.current_match) == match_id)
+                            .values(current_match=None))
             session.commit()
+        return True
+
+    def _rate(self, session: Session, match: MatchRow, ranks: list[int]) -> None:
+        seats = session.exec(select(SeatRow).where(SeatRow.match_id == match.id)
+                             .order_by(col(SeatRow.seat))).all()
+        bots = [s.bot for s in seats]
+        if None in bots or len(set(bots)) != len(bots):
+            return  # not a match between distinct registered bots: nothing to rate
+        names = [str(b) for b in bots]
+        rows = {r.bot: r for r in session.exec(
+            select(RatingRow).where(RatingRow.game == match.game, col(RatingRow.bot).in_(names))
+            .order_by(col(RatingRow.bot)).with_for_update()).all()}
+        for name in names:
+            if name not in rows:
+                rows[name] = RatingRow(bot=name, game=match.game, mu=ratings.NEW.mu,
+                                       sigma=ratings.NEW.sigma)
+        before = [Skill(rows[n].mu, rows[n].sigma) for n in names]
+        after = ratings.rate(before, ranks)
+        now = utcnow()
+        for seat, name in enumerate(names):
+            row = rows[name]
+            session.add(RatingChangeRow(
+                match_id=match.id, bot=name, game=match.game,
+                version=seats[seat].bot_version or 1, rank=ranks[seat],
+                mu_before=before[seat].mu, sigma_before=before[seat].sigma,
+                mu_after=after[seat].mu, sigma_after=after[seat].sigma, recorded_at=now))
+            row.mu, row.sigma = after[seat].mu, after[seat].sigma
+            row.games += 1
+            row.updated_at = now
+            session.add(row)
 
     def replay(self, match_id: str) -> dict[str, Any]:
         """The stored replay of a finished match."""
-        with Session(self.engine) as session:
+        with self._session() as session:
             match = session.get(MatchRow, match_id)
             if match is None:
                 raise UnknownMatchError(f"no match {match_id!r}")
             if match.replay_json is None:
-                raise UnknownMatchError(f"match {match_id!r} is {match.status}; no replay yet")
+                raise UnknownMatchError(f"match {match_id!r} is {match.status}; no replay")
             result: dict[str, Any] = json.loads(match.replay_json)
             return result
 
-    def matches(self) -> list[MatchRow]:
-        """Every match, newest first."""
-        with Session(self.engine) as session:
-            return list(session.exec(select(MatchRow).order_by(
-                MatchRow.created_at.desc())).all())  # type: ignore[attr-defined]
+    def matches(self, *, bot: str | None = None, since: datetime | None = None,
+                until: datetime | None = None, game: str | None = None,
+                status: str | None = None, limit: int | None = None) -> list[MatchRow]:
+        """The match log, newest first: optionally only matches ``bot`` sat in, created at or
+        after ``since`` and before ``until``, of one game or status."""
+        query = select(MatchRow)
+        if bot is not None:
+            query = query.where(col(MatchRow.id).in_(
+                select(SeatRow.match_id).where(SeatRow.bot == bot)))
+        if since is not None:
+            query = query.where(col(MatchRow.created_at) >= since)
+        if until is not None:
+            query = query.where(col(MatchRow.created_at) < until)
+        if game is not None:
+            query = query.where(MatchRow.game == game)
+        if status is not None:
+            query = query.where(MatchRow.status == status)
+        query = query.order_by(col(MatchRow.created_at).desc(), col(MatchRow.id))
+        if limit is not None:
+            query = query.limit(limit)
+        with self._session() as session:
+            return list(session.exec(query).all())
+
+    def seats(self, match_ids: Sequence[str]) -> dict[str, list[SeatRow]]:
+        """The seats of each match asked for, in seat order."""
+        found: dict[str, list[SeatRow]] = {m: [] for m in match_ids}
+        with self._session() as session:
+            for row in session.exec(select(SeatRow).where(col(SeatRow.match_id).in_(match_ids))
+                                    .order_by(col(SeatRow.match_id), col(SeatRow.seat))):
+                found[row.match_id].append(row)
+        return found
+
+    # -- the ladder ------------------------------------------------------------------------
+
+    def seat_ladder_match(self, game: str, settings: Mapping[str, Any], seed: int,
+                          bots: Sequence[str], instance: str) -> str | None:
+        """Create a running ladder match of ``bots`` (in seat order) on ``instance``.
+
+        Each bot is claimed with a conditional update (enabled and seated nowhere); if any
+        claim fails nothing is written and None is returned.
+        """
+        match_id = uuid.uuid4().hex[:12]
+        with self._session() as session:
+            for name in sorted(bots):  # one lock order for every server: no deadlocks
+                claimed = session.execute(
+                    update(BotRow).where(col(BotRow.name) == name,
+                                         col(BotRow.current_match).is_(None),
+                                         col(BotRow.enabled).is_(True))
+                    .values(current_match=match_id)
+                ).rowcount  # type: ignore[attr-defined]
+                if claimed != 1:
+                    session.rollback()
+                    return None
+            # Taken once every claim holds its row: later than the end of the bots' last
+            # matches, so a bot's matches never overlap in stored time either.
+            now = utcnow()
+            session.add(MatchRow(id=match_id, game=game, settings_json=json.dumps(dict(settings)),
+                                 seed=seed, seat_count=len(bots), status="running", ladder=True,
+                                 instance=instance, created_at=now))
+            session.flush()
+            session.execute(update(BotRow).where(col(BotRow.name).in_(list(bots)))
+                            .values(last_seated_at=now))
+            rows = {b.name: b for b in session.exec(select(BotRow).where(
+                col(BotRow.name).in_(list(bots)))).all()}
+            for seat, name in enumerate(bots):
+                row = rows[name]
+                session.add(SeatRow(match_id=match_id, seat=seat, name=name, house=row.house,
+                                    bot=name, bot_version=row.version))
+            session.commit()
+        return match_id
+
+    def free_bots(self, names: Sequence[str]) -> set[str]:
+        """Those of ``names`` that are enabled and seated in no match."""
+        with self._session() as session:
+            return set(session.exec(select(BotRow.name).where(
+                col(BotRow.name).in_(list(names)), col(BotRow.current_match).is_(None),
+                col(BotRow.enabled).is_(True))).all())
+
+    def abort_orphans(self, instance: str, alive: Callable[[str], bool]) -> list[str]:
+        """Abort the running matches of server instances that are gone (not ``instance``,
+        and ``alive`` says no); free their bots. They are not rated. Returns their ids."""
+        with self._session() as session:
+            others = session.exec(select(MatchRow.instance).where(
+                MatchRow.status == "running", col(MatchRow.instance).is_not(None),
+                MatchRow.instance != instance).distinct()).all()
+        return self.abort_running([i for i in others if i is not None and not alive(i)])
+
+    def abort_running(self, instances: Sequence[str]) -> list[str]:
+        """Abort every running match of ``instances`` (unrated) and free their bots; return
+        their ids. A server stopping calls it for itself, for matches it seated but did not
+        get to run."""
+        aborted: list[str] = []
+        if not instances:
+            return aborted
+        dead = list(instances)
+        with self._session() as session:
+            ids = list(session.exec(select(MatchRow.id).where(
+                MatchRow.status == "running", col(MatchRow.instance).in_(dead))).all())
+            if ids:
+                session.execute(update(MatchRow).where(col(MatchRow.id).in_(ids),
+                                                       col(MatchRow.status) == "running")
+                                .values(status="aborted", finished_at=utcnow()))
+                session.execute(update(BotRow).where(col(BotRow.current_match).in_(ids))
+                                .values(current_match=None))
+                aborted = ids
+            session.commit()
+        return aborted
+
+    def leaderboard(self, game: str) -> list[LeaderboardEntry]:
+        """The game's rated, enabled bots, best conservative estimate (mu - 3 sigma) first."""
+        with self._session() as session:
+            rows = session.exec(select(RatingRow, BotRow).join(
+                BotRow, col(BotRow.name) == col(RatingRow.bot)).where(
+                RatingRow.game == game, col(BotRow.enabled).is_(True))).all()
+        entries = [LeaderboardEntry(bot=r.bot, version=b.version, games=r.games, mu=r.mu,
+                                    sigma=r.sigma, ordinal=r.mu - 3 * r.sigma)
+                   for r, b in rows]
+        return sorted(entries, key=lambda e: (-e.ordinal, e.bot))
+
+    def rating_changes(self, *, match_id: str | None = None, bot: str | None = None
+                       ) -> list[RatingChangeRow]:
+        """Stored rating updates in the order they were recorded."""
+        query = select(RatingChangeRow)
+        if match_id is not None:
+            query = query.where(RatingChangeRow.match_id == match_id)
+        if bot is not None:
+            query = query.where(RatingChangeRow.bot == bot)
+        with self._session() as session:
+            return list(session.exec(query.order_by(col(RatingChangeRow.recorded_at),
+                                                    col(RatingChangeRow.match_id))).all())
+
+    # -- the bot registry ------------------------------------------------------------------
+
+    def add_bot(self, name: str, owner: str = "") -> str:
+        """Register a bot; return its token (only the hash is stored, so print it now)."""
+        _check_name(name)
+        token = new_token("bot")
+        with self._session() as session:
+            if session.get(BotRow, name) is not None:
+                raise BotNameTakenError(f"a bot named {name!r} is already registered")
+            session.add(BotRow(name=name, owner=owner, token_hash=hash_token(token)))
+            session.commit()
+        return token
+
+    def ensure_house_bot(self, name: str, house: str) -> None:
+        """Register the house bot ``name`` (played by the server as ``house``) if missing."""
+        _check_name(name)
+        with self._session() as session:
+            row = session.get(BotRow, name)
+            if row is None:
+                session.add(BotRow(name=name, owner="house", house=house))
+            elif row.house != house:
+                raise BotError(f"{name!r} is registered, but not as house bot {house!r}")
+            session.commit()
+
+    def bot(self, name: str) -> BotRow:
+        """The registered bot ``name``."""
+        with self._session() as session:
+            row = session.get(BotRow, name)
+        if row is None:
+            raise UnknownBotNameError(f"no bot named {name!r} is registered")
+        return row
+
+    def bots(self) -> list[BotRow]:
+        """Every registered bot, by name."""
+        with self._session() as session:
+            return list(session.exec(select(BotRow).order_by(col(BotRow.name))).all())
+
+    def bot_for_token(self, token: str) -> BotRow | None:
+        """The registered bot whose token this is, or None."""
+        with self._session() as session:
+            return session.exec(select(BotRow).where(BotRow.token_hash == hash_token(token))
+                                ).first()
+
+    def new_version(self, name: str) -> int:
+        """Start a new version of ``name``: its ratings keep their mean, widen their
+        uncertainty. Returns the new version number."""
+        with self._session() as session:
+            row = self._locked_bot(session, name)
+            row.version += 1
+            session.add(row)
+            for rating in session.exec(select(RatingRow).where(RatingRow.bot == name)
+                                       .with_for_update()).all():
+                wider = ratings.widen(Skill(rating.mu, rating.sigma))
+                rating.sigma = wider.sigma
+                session.add(rating)
+            session.commit()
+            return row.version
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        """Enable or disable a bot; a disabled bot is not seated and leaves the leaderboard."""
+        with self._session() as session:
+            row = self._locked_bot(session, name)
+            row.enabled = enabled
+            session.add(row)
+            session.commit()
+
+    def rotate_token(self, name: str) -> str:
+        """Give ``name`` a new token (the old one stops working); return it."""
+        token = new_token("bot")
+        with self._session() as session:
+            row = self._locked_bot(session, name)
+            if row.house is not None:
+                raise BotError(f"{name!r} is a house bot; it has no token")
+            row.token_hash = hash_token(token)
+            session.add(row)
+            session.commit()
+        return token
+
+    @staticmethod
+    def _locked_bot(session: Session, name: str) -> BotRow:
+        row = session.exec(select(BotRow).where(BotRow.name == name).with_for_update()).first()
+        if row is None:
+            raise UnknownBotNameError(f"no bot named {name!r} is registered")
+        return row
+
+    # -- the admin token -------------------------------------------------------------------
+
+    def ensure_admin_token(self) -> str | None:
+        """Create the admin token if there is none; return it then (only once), else None."""
+        token = new_token("admin")
+        with self._session() as session:
+            if session.get(AdminTokenRow, 1) is not None:
+                return None
+            session.add(AdminTokenRow(id=1, token_hash=hash_token(token)))
+            session.commit()
+        return token
+
+    def rotate_admin_token(self) -> str:
+        """Replace the admin token; return the new one."""
+        token = new_token("admin")
+        with self._session() as session:
+            row = session.get(AdminTokenRow, 1) or AdminTokenRow(id=1, token_hash="")
+            row.token_hash = hash_token(token)
+            row.created_at = utcnow()
+            session.add(row)
+            session.commit()
+        return token
+
+    def is_admin_token(self, token: str) -> bool:
+        """True when ``token`` is the admin token."""
+        with self._session() as session:
+            row = session.get(AdminTokenRow, 1)
+        return row is not None and secrets.compare_digest(row.token_hash, hash_token(token))
+
+    def count(self, status: str | None = None) -> int:
+        """How many matches are stored (with ``status``, if given)."""
+        query = select(func.count()).select_from(MatchRow)
+        if status is not None:
+            query = query.where(MatchRow.status == status)
+        with self._session() as session:
+            return int(session.exec(query).one())
+
+
+__all__ = [
+    "DEFAULT_DB",
+    "BotError",
+    "BotNameTakenError",
+    "BotRow",
+    "LeaderboardEntry",
+    "MatchConfig",
+    "MatchElsewhereError",
+    "MatchRow",
+    "RatingChangeRow",
+    "RatingRow",
+    "SeatRow",
+    "Store",
+    "UnknownBotNameError",
+    "UnknownMatchError",
+    "hash_token",
+]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.databases import BACKENDS, database
 from tests.serving import ServerProcess, db_url
 
 
@@ -16,3 +17,11 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
     proc = ServerProcess(db_url(tmp_path), ["--start-timeout", "30"]).start()
     yield proc
     proc.stop()
+
+
+@pytest.fixture(params=BACKENDS)
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh database URL, once on SQLite and once on the real PostgreSQL (a new database
+    per test, dropped after it; skipped if PostgreSQL is unreachable, failed with CI=true)."""
+    with database(request.param, str(tmp_path)) as url:
+        yield url

@@ -1,0 +1,74 @@
+"""AdminService: the bot registry over gRPC, for callers holding the admin token."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from client_sdk import wire
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from server.service import bearer_token
+from server.store import BotError, BotNameTakenError, Store, UnknownBotNameError
+
+
+class AdminService:
+    """RegisterBot, NewBotVersion, SetBotEnabled, RotateBotToken; each checks the admin
+    token (UNAUTHENTICATED without one, PERMISSION_DENIED with a wrong one)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def _call(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any],
+                    request_type: Any, work: Callable[[Any], Any]) -> Any:
+        token = bearer_token(context.invocation_metadata())
+        if token is None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                                "missing 'authorization: Bearer ADMIN_TOKEN' metadata")
+        if not await asyncio.to_thread(self.store.is_admin_token, str(token)):
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "not the admin token")
+        request = request_type()
+        try:
+            request.ParseFromString(raw)
+        except (DecodeError, RuntimeWarning, ValueError):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                f"malformed {request_type.DESCRIPTOR.name}")
+        try:
+            return await asyncio.to_thread(work, request)
+        except UnknownBotNameError as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        except BotNameTakenError as exc:
+            await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(exc))
+        except BotError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+
+    def _method(self, request_type: Any, work: Callable[[Any], Any]
+                ) -> Callable[[bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]:
+        async def handle(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            return await self._call(raw, context, request_type, work)
+        return handle
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        """The generic handler serving this service's methods."""
+        store = self.store
+        work: dict[str, Callable[[Any], Any]] = {
+            "RegisterBot": lambda r: pb.RegisterBotResponse(token=store.add_bot(r.name, r.owner)),
+            "NewBotVersion": lambda r: pb.NewBotVersionResponse(
+                version=store.new_version(r.name)),
+            "SetBotEnabled": lambda r: _enable(store, r.name, r.enabled),
+            "RotateBotToken": lambda r: pb.RotateBotTokenResponse(
+                token=store.rotate_token(r.name)),
+        }
+        return grpc.method_handlers_generic_handler(wire.ADMIN_SERVICE, {
+            name: grpc.unary_unary_rpc_method_handler(
+                self._method(request, work[name]),
+                response_serializer=response.SerializeToString)
+            for name, (request, response) in wire.ADMIN_METHODS.items()})
+
+
+def _enable(store: Store, name: str, enabled: bool) -> pb.SetBotEnabledResponse:
+    store.set_enabled(name, enabled)
+    return pb.SetBotEnabledResponse()

@@ -1,0 +1,377 @@
+"""The ladder: registered bots wait on a game's queue and the server keeps seating them.
+
+A bot joins with its token and ``Join(ladder=GAME)``; its stream stays open and carries one
+match after another. Whenever bots are waiting, the matchmaker forms as many tables as it
+can (table sizes per game), taking the least recently seated bots first so none starves;
+house bots the server plays itself wait on the queues too. Seating claims each bot in the
+database (``Store.seat_ladder_match``), so servers sharing a PostgreSQL database never seat
+a bot twice; the result and the rating updates are stored in one transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.house import HOUSE_BOTS
+from referee.core import RefereeError
+from referee.registry import get_game
+from server.hub import MatchHub
+from server.instances import InstanceGuard
+from server.match_runner import MatchRunner
+from server.models import BotRow
+from server.store import MatchConfig, Store
+
+log = logging.getLogger("bullring.ladder")
+
+_NEVER = datetime.min.replace(tzinfo=UTC)
+RETRY_S = 0.5
+"""How soon the matchmaker looks again after another server seated a bot it wanted."""
+STOP_S = 10.0
+"""How long stopping waits for a table being seated."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableSize:
+    """How many seats a ladder table of one game has: from ``minimum`` to ``maximum``."""
+
+    minimum: int
+    maximum: int
+
+    @classmethod
+    def parse(cls, text: str) -> TableSize:
+        """``4-5`` or ``4``."""
+        low, _, high = text.partition("-")
+        try:
+            size = cls(int(low), int(high or low))
+        except ValueError:
+            raise ValueError(f"a table size is N or MIN-MAX, not {text!r}") from None
+        if not 2 <= size.minimum <= size.maximum:
+            raise ValueError(f"a table size needs 2 <= MIN <= MAX, not {text!r}")
+        return size
+
+
+DEFAULT_TABLE_SIZES: dict[str, TableSize] = {"six_nimmt": TableSize(4, 5),
+                                             "no_thanks": TableSize(4, 4)}
+"""Table sizes used unless configured: 6 nimmt! 4-5 seats, No Thanks! 4."""
+
+
+@dataclass(frozen=True, slots=True)
+class LadderOptions:
+    """Which ladders a server runs, their table sizes and settings, and its house bots."""
+
+    games: tuple[str, ...] = ("six_nimmt", "no_thanks")
+    table_sizes: Mapping[str, TableSize] = field(default_factory=dict)
+    settings: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Match settings per game (``deadline_ms``, ``rounds``...)."""
+    house_bots: tuple[str, ...] = ()
+    """House bot kinds that wait on the ladders (``greedy``, ``random``, ...); a kind given
+    twice is two bots."""
+    house_rest_s: float = 1.0
+    """How long a house bot rests after a match before it can be seated again."""
+    sweep_s: float = 5.0
+    """How often (PostgreSQL) the server looks for dead servers' matches to abort."""
+
+
+class LadderError(Exception):
+    """A ladder join that cannot be served; ``code`` is the gRPC status name to answer."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def house_names(kinds: Sequence[str]) -> list[tuple[str, str]]:
+    """Registered names for house bot kinds: ``greedy,random,random`` gives house-greedy,
+    house-random, house-random-2."""
+    seen: dict[str, int] = {}
+    names = []
+    for kind in kinds:
+        if kind not in HOUSE_BOTS:
+            raise ValueError(f"unknown house bot {kind!r}; known: {', '.join(HOUSE_BOTS)}")
+        seen[kind] = seen.get(kind, 0) + 1
+        names.append((f"house-{kind}" + (f"-{seen[kind]}" if seen[kind] > 1 else ""), kind))
+    return names
+
+
+def plan_tables(waiting: int, size: TableSize) -> list[int]:
+    """Table sizes seating as many of ``waiting`` bots as possible, as evenly as possible."""
+    if waiting < size.minimum:
+        return []
+    tables = math.ceil(waiting / size.maximum)
+    if tables * size.minimum > waiting:
+        tables = waiting // size.minimum
+    seated = min(waiting, tables * size.maximum)
+    base, extra = divmod(seated, tables)
+    return [base + (1 if t < extra else 0) for t in range(tables)]
+
+
+@dataclass(eq=False)
+class LadderSession:
+    """One connected bot on a game's ladder: its stream's outbox and where it sits now."""
+
+    bot: str
+    game: str
+    outbox: asyncio.Queue[pb.PlayResponse | None] = field(default_factory=asyncio.Queue)
+    seat: tuple[MatchRunner, int, int] | None = None
+    """(runner, seat, connection) while it plays a match."""
+    open: bool = True
+
+
+@dataclass(eq=False)
+class _Waiter:
+    name: str
+    house: str | None
+    last_seated: datetime
+
+
+class Ladder:
+    """The matchmaker and the ladder sessions of one server process."""
+
+    def __init__(self, store: Store, hub: MatchHub, options: LadderOptions,
+                 guard: InstanceGuard | None = None) -> None:
+        self.store = store
+        self.hub = hub
+        self.guard = guard
+        self.options = options
+        self.sizes = {g: options.table_sizes.get(g, DEFAULT_TABLE_SIZES.get(g, TableSize(4, 4)))
+                      for g in options.games}
+        self.settings: dict[str, dict[str, Any]] = {}
+        for game in options.games:
+            spec = get_game(game)
+            size = self.sizes[game]
+            if size.minimum < spec.min_seats or size.maximum > spec.max_seats:
+                raise ValueError(f"{game} tables seat {spec.min_seats}-{spec.max_seats}, "
+                                 f"not {size.minimum}-{size.maximum}")
+            state = spec.new_state(size.minimum, dict(options.settings.get(game, {})), 0)
+            self.settings[game] = dict(state.settings)
+        self.sessions: dict[str, LadderSession] = {}
+        """The connected bots, by name."""
+        self.seated: dict[str, tuple[MatchRunner, int]] = {}
+        """Bots playing a match on this server, by name (kept while they reconnect)."""
+        self.house: dict[str, _Waiter] = {}
+        self._house_games: dict[str, tuple[str, ...]] = {}
+        self._resting: set[str] = set()
+        self._last: dict[str, datetime] = {}
+        self._seatings: dict[str, int] = {}
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._random = random.Random()
+        self._retry_due = False
+        self._last_table: dict[str, float] = {}
+        self._stopping = False
+
+    async def start(self) -> None:
+        """Register the house bots and start the matchmaker."""
+        for name, kind in house_names(self.options.house_bots):
+            await asyncio.to_thread(self.store.ensure_house_bot, name, kind)
+            row = await asyncio.to_thread(self.store.bot, name)
+            self.house[name] = _Waiter(name, kind, row.last_seated_at or _NEVER)
+            self._house_games[name] = tuple(g for g in self.options.games
+                                            if get_game(g).id in HOUSE_BOTS[kind].games)
+        self._tasks.append(asyncio.create_task(self._matchmaker(), name="ladder-matchmaker"))
+        if self.store.engine.dialect.name == "postgresql":
+            self._tasks.append(asyncio.create_task(self._sweeper(), name="ladder-sweeper"))
+        self.poke()
+
+    async def stop(self) -> None:
+        """Stop forming matches (a table being seated is seated and started, so the hub's
+        shutdown aborts it as it does every match) and close every ladder stream."""
+        self._stopping = True
+        self.poke()
+        matchmaker = self._tasks[0] if self._tasks else None
+        others = self._tasks[1:]
+        for task in others:
+            task.cancel()
+        if matchmaker is not None:
+            try:
+                await asyncio.wait_for(matchmaker, STOP_S)
+            except TimeoutError:
+                log.warning("the matchmaker did not stop within %s s", STOP_S)
+        await asyncio.gather(*others, return_exceptions=True)
+        for session in list(self.sessions.values()):
+            self._close(session)
+
+    def poke(self) -> None:
+        """Ask the matchmaker to look at the queues again."""
+        self._wake.set()
+
+    # -- sessions --------------------------------------------------------------------------
+
+    def join(self, bot: BotRow, game: str) -> LadderSession:
+        """Connect ``bot`` to ``game``'s ladder (replacing its older stream, and taking back
+        the seat it holds in a live match here)."""
+        if not game:
+            raise LadderError("INVALID_ARGUMENT", "a bot token plays the ladder: send Join with "
+                                                  "ladder set to a game, such as 'six_nimmt'")
+        if not bot.enabled:
+            raise LadderError("PERMISSION_DENIED", f"bot {bot.name!r} is disabled")
+        if bot.house is not None:
+            raise LadderError("PERMISSION_DENIED", f"{bot.name!r} is a house bot")
+        try:
+            game_id = get_game(game).id
+        except RefereeError as exc:
+            raise LadderError("INVALID_ARGUMENT", str(exc)) from None
+        if game_id not in self.settings:
+            raise LadderError("FAILED_PRECONDITION", f"this server runs ladders for "
+                                                     f"{', '.join(self.settings)}, not {game_id}")
+        old = self.sessions.get(bot.name)
+        session = LadderSession(bot.name, game_id)
+        self.sessions[bot.name] = session
+        if old is not None:
+            self._close(old)
+        self._last.setdefault(bot.name, bot.last_seated_at or _NEVER)
+        seated = self.seated.get(bot.name)
+        if seated is not None:
+            runner, seat = seated
+            _, connection = runner.attach(seat, session.outbox)
+            session.seat = (runner, seat, connection)
+            log.info("bot %s is back in match %s", bot.name, runner.config.match_id)
+        else:
+            log.info("bot %s joined the %s ladder", bot.name, game_id)
+            session.outbox.put_nowait(pb.PlayResponse(
+                ladder_queued=pb.LadderQueued(game=game_id, bot=bot.name)))
+            self.poke()
+        return session
+
+    def leave(self, session: LadderSession) -> None:
+        """The stream of ``session`` ended: it no longer waits; a seat it holds goes on
+        without it until it reconnects."""
+        session.open = False
+        if self.sessions.get(session.bot) is session:
+            del self.sessions[session.bot]
+        if session.seat is not None:
+            runner, seat, connection = session.seat
+            runner.detach(seat, connection, "stream closed")
+            session.seat = None
+
+    def target(self, bot: str) -> tuple[MatchRunner, int] | None:
+        """Where ``bot``'s answers go now: its live match and seat here, if any."""
+        return self.seated.get(bot)
+
+    def _close(self, session: LadderSession) -> None:
+        session.open = False
+        session.outbox.put_nowait(None)
+
+    # -- matchmaking -----------------------------------------------------------------------
+
+    async def _matchmaker(self) -> None:
+        while not self._stopping:
+            await self._wake.wait()
+            self._wake.clear()
+            # House bots play several games: the game that formed a table longest ago first.
+            for game in sorted(self.settings, key=lambda g: self._last_table.get(g, 0.0)):
+                try:
+                    await self._form(game)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("forming %s tables failed; trying again on the next change",
+                                  game)
+
+    async def _sweeper(self) -> None:
+        """Abort the matches of servers that died (PostgreSQL: their lock is gone)."""
+        while True:
+            await asyncio.sleep(self.options.sweep_s)
+            if self.guard is None:
+                continue
+            aborted = await asyncio.to_thread(self.store.abort_orphans, self.hub.instance,
+                                              self.guard.is_alive)
+            if aborted:
+                log.warning("aborted %d matches of a server that is gone", len(aborted))
+                self.poke()
+
+    def _waiting(self, game: str) -> list[_Waiter]:
+        waiting = [_Waiter(s.bot, None, self._last.get(s.bot, _NEVER))
+                   for s in self.sessions.values()
+                   if s.game == game and s.open and s.bot not in self.seated]
+        waiting += [w for w in self.house.values()
+                    if game in self._house_games[w.name] and w.name not in self.seated
+                    and w.name not in self._resting]
+        return waiting
+
+    async def _form(self, game: str) -> None:
+        size = self.sizes[game]
+        waiting = self._waiting(game)
+        if len(waiting) < size.minimum:
+            return
+        free = await asyncio.to_thread(self.store.free_bots, [w.name for w in waiting])
+        waiting = self._waiting(game)
+        if any(w.name not in free for w in waiting):
+            self._retry()  # seated by another server: look again soon
+        waiting = [w for w in waiting if w.name in free]
+        self._random.shuffle(waiting)
+        # Least recently seated first; among equals, who played least here; else at random.
+        waiting.sort(key=lambda w: (w.last_seated, self._seatings.get(w.name, 0)))
+        for count in plan_tables(len(waiting), size):
+            if self._stopping:
+                return
+            table, waiting = waiting[:count], waiting[count:]
+            self._random.shuffle(table)
+            await self._seat(game, table)
+
+    async def _seat(self, game: str, table: list[_Waiter]) -> None:
+        names = [w.name for w in table]
+        seed = self._random.randrange(2**31)
+        settings = self.settings[game]
+        match_id = await asyncio.to_thread(self.store.seat_ladder_match, game, settings, seed,
+                                           names, self.hub.instance)
+        if match_id is None:
+            log.info("could not claim %s (seated elsewhere meanwhile); trying again soon",
+                     names)
+            self._retry()
+            return
+        now = datetime.now(UTC)
+        for name in names:
+            self._last[name] = now
+            self._seatings[name] = self._seatings.get(name, 0) + 1
+            if name in self.house:
+                self.house[name].last_seated = now
+        config = MatchConfig(match_id, game, dict(settings), seed, tuple(names),
+                             {s: w.house for s, w in enumerate(table) if w.house}, "running")
+
+        def attach(runner: MatchRunner) -> None:
+            for seat, name in enumerate(names):
+                self.seated[name] = (runner, seat)
+                session = self.sessions.get(name)
+                if session is not None and session.open and name not in self.house:
+                    _, connection = runner.attach(seat, session.outbox)
+                    session.seat = (runner, seat, connection)
+
+        self._last_table[game] = asyncio.get_running_loop().time()
+        self.hub.start(config, attach, self._after)
+        log.info("ladder match %s (%s): %s", match_id, game, ", ".join(names))
+
+    async def _after(self, runner: MatchRunner) -> None:
+        """A ladder match is over and stored: its bots wait again (house bots after a rest)."""
+        for name in runner.config.seat_names:
+            if self.seated.get(name, (None, 0))[0] is runner:
+                del self.seated[name]
+            session = self.sessions.get(name)
+            if session is not None and session.seat is not None and session.seat[0] is runner:
+                session.seat = None
+            if name in self.house and self.options.house_rest_s > 0:
+                self._resting.add(name)
+                asyncio.get_running_loop().call_later(self.options.house_rest_s,
+                                                      self._rested, name)
+        self.poke()
+
+    def _retry(self) -> None:
+        if not self._retry_due:
+            self._retry_due = True
+            asyncio.get_running_loop().call_later(RETRY_S, self._retried)
+
+    def _retried(self) -> None:
+        self._retry_due = False
+        self.poke()
+
+    def _rested(self, name: str) -> None:
+        self._resting.discard(name)
+        self.poke()

@@ -1,0 +1,112 @@
+"""The stored tables: matches and their seats, registered bots, ratings and their changes.
+
+The schema is owned by the alembic migrations in ``server/migrations``; these models are
+what the code reads and writes. A change here needs a new migration.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    """Now, in UTC (what every stored time is)."""
+    return datetime.now(UTC)
+
+
+class MatchRow(SQLModel, table=True):
+    """One match: its game, settings, seed, status and (once over) its replay."""
+
+    __tablename__ = "match"
+    id: str = Field(primary_key=True)
+    game: str
+    settings_json: str
+    seed: int
+    seat_count: int
+    status: str = Field(default="created", index=True)
+    """created | running | finished | aborted"""
+    created_at: datetime = Field(default_factory=utcnow, index=True)
+    finished_at: datetime | None = None
+    replay_json: str | None = None
+    ladder: bool = False
+    """True for a match the ladder formed (its seats are registered bots, it is rated)."""
+    instance: str | None = Field(default=None, index=True)
+    """The server process running it (set when it starts); a dead instance's match is
+    aborted by the next server that looks."""
+
+
+class SeatRow(SQLModel, table=True):
+    """One seat of a match: its name, a house bot or the hash of its token, and (on the
+    ladder) the registered bot and version that plays it."""
+
+    __tablename__ = "seat"
+    match_id: str = Field(primary_key=True, foreign_key="match.id")
+    seat: int = Field(primary_key=True)
+    name: str
+    house: str | None = None
+    token_hash: str | None = Field(default=None, index=True, unique=True)
+    bot: str | None = Field(default=None, index=True)
+    """The registered bot seated here (ladder matches)."""
+    bot_version: int | None = None
+
+
+class BotRow(SQLModel, table=True):
+    """A registered bot: its token hash, version, whether it may play, and where it sits."""
+
+    __tablename__ = "bot"
+    name: str = Field(primary_key=True)
+    owner: str = ""
+    version: int = 1
+    token_hash: str | None = Field(default=None, index=True, unique=True)
+    """None for a house bot, which the server runs itself."""
+    house: str | None = None
+    """The house bot it is (``greedy``...), or None for a bot that connects."""
+    enabled: bool = True
+    created_at: datetime = Field(default_factory=utcnow)
+    current_match: str | None = Field(default=None, index=True)
+    """The ladder match it is seated in now; claimed with a conditional update, so no two
+    servers seat it twice."""
+    last_seated_at: datetime | None = None
+    """When it was last seated; the ladder seats the least recently seated first."""
+
+
+class RatingRow(SQLModel, table=True):
+    """A bot's rating at one game (openskill Plackett-Luce)."""
+
+    __tablename__ = "rating"
+    bot: str = Field(primary_key=True, foreign_key="bot.name")
+    game: str = Field(primary_key=True)
+    mu: float
+    sigma: float
+    games: int = 0
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class RatingChangeRow(SQLModel, table=True):
+    """One rated seat of one match: the rating before and after, written with the result.
+
+    Its key (match, bot) makes a second rating of the same match impossible.
+    """
+
+    __tablename__ = "rating_change"
+    match_id: str = Field(primary_key=True, foreign_key="match.id")
+    bot: str = Field(primary_key=True, foreign_key="bot.name")
+    game: str
+    version: int
+    rank: int
+    mu_before: float
+    sigma_before: float
+    mu_after: float
+    sigma_after: float
+    recorded_at: datetime = Field(default_factory=utcnow, index=True)
+
+
+class AdminTokenRow(SQLModel, table=True):
+    """The hash of the admin token (one row), needed for admin calls over the network."""
+
+    __tablename__ = "admin_token"
+    id: int = Field(default=1, primary_key=True)
+    token_hash: str
+    created_at: datetime = Field(default_factory=utcnow)

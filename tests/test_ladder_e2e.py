@@ -1,0 +1,309 @@
+"""The ladder end to end: a real ``bullring serve`` and registered bots in their own
+``bullring bot --ladder`` processes, on SQLite and on the real PostgreSQL."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+from collections import defaultdict
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from referee.replay import verify
+from server.store import Store
+from tests.databases import fresh_postgres
+from tests.ladder_helpers import (
+    LadderBot,
+    LadderServer,
+    all_match_ids,
+    wait_for_matches,
+    wait_until,
+)
+from tests.serving import CLI, db_url
+
+FAST = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
+        "--ladder-setting", "six_nimmt:deadline_ms=1000"]
+"""Short 6 nimmt! ladder matches: one round of ten tricks."""
+
+
+def start_bots(server: LadderServer, specs: dict[str, str], game: str = "six_nimmt",
+               address: str | None = None, tokens: dict[str, str] | None = None
+               ) -> list[LadderBot]:
+    """Register each bot (unless its token is given) and start its ladder process."""
+    tokens = tokens if tokens is not None else {n: server.add_bot(n) for n in specs}
+    return [LadderBot.start(name, address or server.address, tokens[name], game, spec)
+            for name, spec in specs.items()]
+
+
+@pytest.fixture
+def stop_all() -> Iterator[list[LadderBot | LadderServer]]:
+    """Processes to stop when the test ends, whatever happens."""
+    procs: list[LadderBot | LadderServer] = []
+    yield procs
+    for proc in reversed(procs):
+        if isinstance(proc, LadderServer):
+            if proc.proc is not None and proc.proc.poll() is None:
+                proc.stop()
+        else:
+            proc.stop()
+
+
+def longest_waits(store: Store) -> dict[str, int]:
+    """For each bot, the most ladder matches that started between two of its own (or before
+    its first), in creation order."""
+    matches = sorted(store.matches(), key=lambda m: m.created_at)
+    seats = store.seats([m.id for m in matches])
+    last: dict[str, int] = {}
+    longest: dict[str, int] = defaultdict(int)
+    bots = {s.bot for rows in seats.values() for s in rows if s.bot}
+    for index, match in enumerate(matches):
+        for row in seats[match.id]:
+            assert row.bot is not None
+            longest[row.bot] = max(longest[row.bot], index - last.get(row.bot, 0))
+            last[row.bot] = index + 1
+    return {bot: longest[bot] for bot in bots}
+
+
+def test_six_bots_play_the_ladder_unattended(tmp_path: Path,
+                                             stop_all: list[LadderBot | LadderServer]) -> None:
+    """Six registered bots in their own processes keep being seated without anyone acting:
+    at least 20 matches, every stored log verifies as a replay, the greedy bots end rated
+    above the random ones, and no bot waits more than 3 matches longer than another.
+    The match log and ``replay export --all`` show the same matches."""
+    server = LadderServer(db_url(tmp_path), FAST).start()
+    stop_all.append(server)
+    specs = {f"greedy{i}": "house:greedy" for i in range(3)} | \
+        {f"random{i}": "house:random" for i in range(3)}
+    bots = start_bots(server, specs)
+    stop_all.extend(bots)
+    wait_for_matches(bots, 30, timeout=180)
+    for bot in bots:
+        bot.stop()
+    server.stop()
+
+    store = Store(server.db)
+    finished = store.matches(status="finished")
+    assert len(finished) >= 30 and all(m.ladder for m in finished)
+    for match in finished:
+        replay = store.replay(match.id)
+        verify(replay)
+        assert replay["termination"] == "normal"
+    board = store.leaderboard("six_nimmt")
+    assert [e.bot.rstrip("012") for e in board] == ["greedy"] * 3 + ["random"] * 3, board
+    games = [e.games for e in board]
+    assert max(games) - min(games) <= 3
+    waits = longest_waits(store)
+    assert max(waits.values()) - min(waits.values()) <= 3, waits
+    assert sum(len(store.rating_changes(match_id=m.id)) for m in finished) == \
+        sum(m.seat_count for m in finished)
+
+    out = tmp_path / "replays"
+    export = subprocess.run([*CLI, "replay", "export", "--all", str(out), "--db", server.db],
+                            capture_output=True, text=True, check=True)
+    assert f"wrote {len(finished)} replays" in export.stdout
+    checked = subprocess.run([*CLI, "replay", "verify", str(out)], capture_output=True,
+                             text=True)
+    assert checked.returncode == 0, checked.stdout
+    listed = json.loads(subprocess.run(
+        [*CLI, "matches", "--bot", "greedy0", "--since", "1h", "--limit", "1000", "--json",
+         "--db", server.db], capture_output=True, text=True, check=True).stdout)
+    assert listed and all("greedy0" in m["seats"] for m in listed)
+    assert {m["match_id"] for m in listed} == {m.id for m in store.matches(bot="greedy0")}
+
+
+def crash_and_restart(db: str, tmp_path: Path, stop_all: list[LadderBot | LadderServer]
+                      ) -> None:
+    """Kill -9 the server while a match is in flight, restart it on the same database, and
+    check what the store holds and that the ladder continues."""
+    server = LadderServer(db, ["--ladder", "six_nimmt", "--ladder-setting",
+                               "six_nimmt:rounds=2"]).start()
+    stop_all.append(server)
+    specs = {f"bot{i}": "house:greedy" if i % 2 else "house:random" for i in range(5)}
+    tokens = {n: server.add_bot(n) for n in specs}
+    bots = start_bots(server, specs, tokens=tokens)
+    stop_all.extend(bots)
+    wait_for_matches(bots, 3, timeout=120)
+    in_flight: set[str] = set()
+
+    def a_match_is_in_flight() -> bool:
+        in_flight.clear()
+        in_flight.update(m for b in bots for m in b.started())
+        in_flight.difference_update(all_match_ids(bots))
+        return bool(in_flight)
+
+    wait_until(a_match_is_in_flight, 60, "a match in flight")
+    server.kill()
+
+    store = Store(db)
+    before = {m.id: m.status for m in store.matches()}
+    finished_before = {m for m, status in before.items() if status == "finished"}
+    running_before = {m for m, status in before.items() if status == "running"}
+    assert running_before, "the kill should catch a match in flight"
+    changes_before = {(c.match_id, c.bot): (c.mu_after, c.sigma_after)
+                      for c in store.rating_changes()}
+
+    port = server.address.rsplit(":", 1)[1]
+    again = LadderServer(db, [*server.extra, "--port", port]).start()  # where the bots dial
+    stop_all.append(again)
+    # The bots reconnect on their own (the runner's backoff) and the ladder goes on.
+    wait_for_matches(bots, 3, timeout=120, exclude=frozenset(before))
+    for bot in bots:
+        assert bot.proc.poll() is None, bot.err.text()[-2000:]
+        bot.stop()
+    log = again.stop()
+    assert "aborted" in log
+
+    after = {m.id: m for m in store.matches()}
+    for match_id in finished_before:
+        assert after[match_id].status == "finished"
+        rated = store.rating_changes(match_id=match_id)
+        assert len(rated) == after[match_id].seat_count  # exactly once
+        assert {(c.match_id, c.bot): (c.mu_after, c.sigma_after) for c in rated} == \
+            {k: v for k, v in changes_before.items() if k[0] == match_id}
+    for match_id in running_before:
+        assert after[match_id].status == "aborted"
+        assert store.rating_changes(match_id=match_id) == []
+    new_finished = [m for m in after.values() if m.id not in before and m.status == "finished"]
+    assert new_finished
+    # Every rating is the chain of its changes, in the order they were recorded.
+    last: dict[str, tuple[float, float]] = {}
+    for change in store.rating_changes():
+        if change.bot in last:
+            assert (change.mu_before, change.sigma_before) == pytest.approx(last[change.bot])
+        last[change.bot] = (change.mu_after, change.sigma_after)
+    board = {e.bot: e for e in store.leaderboard("six_nimmt")}
+    for name, (mu, sigma) in last.items():
+        assert (board[name].mu, board[name].sigma) == pytest.approx((mu, sigma))
+        assert board[name].games == len(store.rating_changes(bot=name))
+
+
+def test_a_killed_server_loses_nothing_and_the_ladder_goes_on(
+        db: str, tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """kill -9 during a match, then restart on the same database (SQLite and PostgreSQL):
+    every completed match and its rating update are there exactly once, the match in flight
+    is aborted and unrated, the bots reconnect by themselves and new matches are played."""
+    crash_and_restart(db, tmp_path, stop_all)
+
+
+def test_two_servers_on_one_postgresql_never_double_seat(
+        stop_all: list[LadderBot | LadderServer]) -> None:
+    """Two servers on one PostgreSQL database, the same house bots on both and every
+    registered bot connected to both: no bot is ever in two matches at once, and every match
+    is recorded (and rated) once."""
+    with fresh_postgres() as url:
+        house = ["--house-bots", "random,random,random,greedy", "--house-rest", "0"]
+        first = LadderServer(url, FAST + house).start()
+        stop_all.append(first)
+        second = LadderServer(url, FAST + house).start()
+        stop_all.append(second)
+        specs = {f"bot{i}": "house:greedy" if i % 2 else "house:random" for i in range(4)}
+        tokens = {n: first.add_bot(n) for n in specs}
+        bots = start_bots(first, specs, tokens=tokens)
+        twins = [LadderBot.start(f"{b.name}-twin", second.address, tokens[b.name], "six_nimmt",
+                                 specs[b.name]) for b in bots]
+        stop_all.extend(bots + twins)
+        wait_for_matches(bots + twins, 10, timeout=120)
+        store = Store(url)
+        wait_until(lambda: store.count("finished") >= 40, 120, "40 matches with house bots")
+        for bot in bots + twins:
+            bot.stop()
+        logs = first.stop() + second.stop()
+
+        matches = {m.id: m for m in store.matches()}
+        instances = {m.instance for m in matches.values()}
+        assert len(instances) == 2  # both servers ran matches
+        seats = store.seats(list(matches))
+        spans: dict[str, list[tuple[datetime, datetime, str]]] = defaultdict(list)
+        for match_id, rows in seats.items():
+            match = matches[match_id]
+            assert match.finished_at is not None, (match, logs[-3000:])
+            for row in rows:
+                assert row.bot is not None
+                spans[row.bot].append((match.created_at, match.finished_at, match_id))
+        for name, held in spans.items():
+            held.sort()
+            for (_, end, one), (start, _, other) in itertools.pairwise(held):
+                assert end <= start, f"{name} sat in {one} and {other} at once"
+        for match in matches.values():
+            if match.status == "finished":
+                assert len(store.rating_changes(match_id=match.id)) == match.seat_count
+                verify(store.replay(match.id))
+
+
+def test_ladder_joins_that_cannot_be_served_are_refused(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """A game without a ladder here, a disabled bot and a revoked token are refused at once
+    with the runner's exit codes (2 bad request, 3 token refused)."""
+    server = LadderServer(db_url(tmp_path), FAST).start()
+    stop_all.append(server)
+    added = subprocess.run([*CLI, "bots", "add", "solo", "--owner", "team", "--db", server.db],
+                           check=True, capture_output=True, text=True).stdout
+    token = added.strip().splitlines()[-1]
+    assert "shown once" in added and token.startswith("bot_")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*CLI, "bot", "--server", server.address, *args, "house:random"],
+                              capture_output=True, text=True, timeout=60)
+
+    other = run("--token", token, "--ladder", "no_thanks")
+    assert other.returncode == 1 and "FAILED_PRECONDITION" in other.stderr
+    unknown = run("--token", token, "--ladder", "chess")
+    assert unknown.returncode == 2 and "unknown game 'chess'" in unknown.stderr
+    subprocess.run([*CLI, "bots", "disable", "solo", "--db", server.db], check=True,
+                   capture_output=True)
+    refused = run("--token", token, "--ladder", "six_nimmt")
+    assert refused.returncode == 3 and "bot 'solo' is disabled" in refused.stderr
+    rotated = subprocess.run([*CLI, "bots", "rotate-token", "solo", "--db", server.db],
+                             check=True, capture_output=True, text=True).stdout
+    assert rotated.strip().splitlines()[-1] != token
+    gone = run("--token", token + "x", "--ladder", "six_nimmt")
+    assert gone.returncode == 3 and "UNAUTHENTICATED" in gone.stderr
+
+
+def test_admin_calls_over_grpc_need_the_admin_token(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """The server prints an admin token once at its first start; ``bullring bots ...
+    --server`` registers, versions, disables and rotates over gRPC only with that token
+    (none: UNAUTHENTICATED, a wrong one: PERMISSION_DENIED), and a taken name is refused."""
+    server = LadderServer(db_url(tmp_path), FAST).start()
+    stop_all.append(server)
+    assert server.proc is not None and server.proc.stdout is not None
+    line = server.proc.stdout.readline()
+    assert "admin token admin_" in line
+    admin = line.split("admin token ")[1].split()[0]
+
+    def bots(*args: str, token: str | None = admin) -> subprocess.CompletedProcess[str]:
+        extra = [] if token is None else ["--admin-token", token]
+        return subprocess.run([*CLI, "bots", *args, "--server", server.address, *extra],
+                              capture_output=True, text=True, timeout=60,
+                              env={k: v for k, v in os.environ.items()
+                                   if k != "BULLRING_ADMIN_TOKEN"})
+
+    missing = bots("add", "remote", token=None)
+    assert missing.returncode == 2 and "admin token" in missing.stderr
+    wrong = bots("add", "remote", token=admin + "x")
+    assert wrong.returncode == 3 and "PERMISSION_DENIED" in wrong.stderr
+    added = bots("add", "remote", "--owner", "net")
+    assert added.returncode == 0, added.stderr
+    token = added.stdout.strip().splitlines()[-1]
+    store = Store(server.db)
+    found = store.bot_for_token(token)
+    assert found is not None and found.name == "remote" and found.owner == "net"
+    assert bots("add", "remote").returncode == 2  # ALREADY_EXISTS
+    assert "version 2" in bots("version", "remote").stdout
+    assert bots("disable", "remote").returncode == 0 and not store.bot("remote").enabled
+    assert bots("enable", "remote").returncode == 0 and store.bot("remote").enabled
+    rotated = bots("rotate-token", "remote").stdout.strip().splitlines()[-1]
+    assert store.bot_for_token(token) is None and store.bot_for_token(rotated) is not None
+    unknown = bots("version", "nobody")
+    assert unknown.returncode == 2 and "NOT_FOUND" in unknown.stderr
+    server.stop()
+    again = LadderServer(server.db, FAST).start()  # the token is printed only once
+    stop_all.append(again)
+    assert again.proc is not None and again.proc.stdout is not None
+    assert "admin token" not in again.proc.stdout.readline()
