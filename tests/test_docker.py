@@ -218,6 +218,48 @@ def test_the_entrypoint_serves_reports_serving_and_stops_cleanly(
     assert (tmp_path / "bullring.db").exists()
 
 
+def test_the_compose_commands_run_through_the_entrypoint_and_play_the_ladder(
+        compose: dict[str, Any], entry_env: dict[str, str], db: str, tmp_path: Path) -> None:
+    """compose.yaml's own commands, run by the entrypoint outside Docker, on SQLite and on a
+    fresh PostgreSQL database: the server's ``serve`` arguments run its ladder; the two
+    ``house-bot`` services register themselves, keep their tokens (owner-only files) and
+    play a ladder match together; started again they reuse their tokens; a bot whose token
+    file was lost gets a new token; the server then stops cleanly on SIGTERM."""
+    services = compose["services"]
+    env = {**entry_env, "BULLRING_DB": db}
+    server = _entrypoint(*services["server"]["command"], env=env)
+    try:
+        _wait_for_line(server, "listening on")
+        bot_commands = [services[name]["command"] for name in ("house-greedy", "house-random")]
+
+        def both() -> list[tuple[int, str, str]]:
+            bots = [_entrypoint(*command, "--matches", "1", env=env) for command in bot_commands]
+            results = []
+            for bot in bots:
+                out, err = bot.communicate(timeout=120)
+                results.append((bot.returncode, out, err))
+            return results
+
+        first = both()
+        assert [code for code, _, _ in first] == [0, 0], first[0][2][-3000:]
+        assert all("entrypoint: registered bot" in err for _, _, err in first)
+        assert len({out.split()[1] for _, out, _ in first}) == 1  # one table, one match
+        names = [command[1] for command in bot_commands]
+        tokens = {p.name: p for p in (tmp_path / "tokens").iterdir()}
+        assert set(tokens) == set(names)
+        assert all(p.stat().st_mode & 0o077 == 0 for p in tokens.values())
+        kept = tokens[names[0]].read_text()
+
+        tokens[names[1]].unlink()
+        again = both()
+        assert [code for code, _, _ in again] == [0, 0], again[1][2][-3000:]
+        assert "registered" not in again[0][2] and tokens[names[0]].read_text() == kept
+        assert "gave it a new one" in again[1][2]
+    finally:
+        _, err = _stop(server)
+    assert server.returncode == 0, err[-3000:]
+
+
 def test_the_health_probe_fails_when_nothing_listens(entry_env: dict[str, str]) -> None:
     """With no server on the port the health probe exits non-zero (2: no answer)."""
     result = subprocess.run(["sh", str(ENTRYPOINT), "health", "--timeout", "0.5"],

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from referee.replay import verify
-from tests.serving import ServerProcess, db_url, finish
+from tests.serving import CLI, ServerProcess, db_url, finish
 
 NODE_DIR = Path(__file__).resolve().parent.parent / "client_sdk" / "node"
 BOT_JS = NODE_DIR / "bot.js"
@@ -126,3 +126,33 @@ def test_node_bot_with_an_unknown_token_exits_3(server: ServerProcess, node: str
     [(code, out)] = finish([node_bot(node, server.address, "br_not-a-token")])
     assert code == 3
     assert "UNAUTHENTICATED" in out
+
+
+def test_node_bot_plays_the_ladder_beside_a_python_bot(tmp_path: Path, node: str) -> None:
+    """With a registered bot's token and ``--ladder six_nimmt --matches 2`` the Node bot
+    queues, plays two ladder matches against a Python bot on one stream, and exits 0; both
+    stored replays verify and hold only the Node bot's own answers."""
+    server = ServerProcess(db_url(tmp_path), ["--ladder", "six_nimmt", "--table-size",
+                                              "six_nimmt=2-5"]).start()
+    try:
+        tokens = [subprocess.run([*CLI, "bots", "add", name, "--db", server.db], check=True,
+                                 capture_output=True, text=True).stdout.split()[-1]
+                  for name in ("nodebot", "pybot")]
+        js = node_bot(node, server.address, tokens[0], "--ladder", "six_nimmt",
+                      "--matches", "2")
+        py = server.bot(tokens[1], "house:greedy", "--ladder", "six_nimmt", "--matches", "2")
+        results = finish([js, py])
+        assert [code for code, _ in results] == [0, 0], results[0][1][-3000:]
+        assert "waiting on the six_nimmt ladder as nodebot" in results[0][1]
+        listed = subprocess.run([*CLI, "matches", "--bot", "nodebot", "--json", "--db",
+                                 server.db], check=True, capture_output=True, text=True)
+        played = 0
+        for m in json.loads(listed.stdout):
+            if m["status"] != "finished":
+                continue
+            mine = seat_answers(stored_replay(server, m["match_id"]),
+                                m["seats"].index("nodebot"))
+            played += bool(mine) and not any(e["default"] for e in mine)
+        assert played == 2
+    finally:
+        server.stop()
