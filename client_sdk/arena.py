@@ -6,8 +6,11 @@ rotated by ``i``, so results do not depend on how games are spread over worker p
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 import multiprocessing
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from client_sdk.bot import Bot
-from client_sdk.house import house_bot
+from client_sdk.house import UnknownBotError
 from referee.core import derive_seed
 from referee.registry import GameState, get_game
 from referee.replay import answer_event, build_replay, dumps
@@ -72,11 +75,24 @@ def play_game(state: GameState, players: Sequence[Bot],
     return state
 
 
+def make_bot(name: str, game: str, seed: int = 0) -> Bot:
+    """A bot for ``game``: the house bot ``name`` (``greedy``), or the bot of a runner spec
+    (``house:NAME``, ``package.module:ClassName``, ``path/to/file.py:ClassName``), so an
+    author's own bot plays in the arena exactly as it does over the wire (resolved as the
+    tournament resolves its entrants)."""
+    from client_sdk.tournament import TournamentError, bot_maker
+
+    try:
+        return bot_maker(name, game)(seed)
+    except TournamentError as exc:
+        raise UnknownBotError(str(exc)) from exc
+
+
 def play_one(config: ArenaConfig, index: int) -> GameOutcome:
     """Play game ``index`` of ``config`` and return its outcome (writing its replay if asked)."""
     spec = get_game(config.game)
     names = seating(config.bots, index)
-    players = [house_bot(name, spec.id, derive_seed(config.seed, "bot", index, seat))
+    players = [make_bot(name, spec.id, derive_seed(config.seed, "bot", index, seat))
                for seat, name in enumerate(names)]
     return play_seated(spec.id, names, players, config.settings,
                        derive_seed(config.seed, "game", index), index,
@@ -116,7 +132,7 @@ def run(config: ArenaConfig, workers: int = 1,
     """Play every game of ``config``, over ``workers`` processes; outcomes in game order."""
     spec = get_game(config.game)
     for name in config.bots:
-        house_bot(name, spec.id)
+        make_bot(name, spec.id)
     chunk = max(1, min(250, config.games // (workers * 8) or 1))
     ranges = [(config, s, min(s + chunk, config.games)) for s in range(0, config.games, chunk)]
     outcomes: list[GameOutcome] = []
@@ -174,11 +190,12 @@ def standings(outcomes: Sequence[GameOutcome]) -> list[BotStanding]:
 
 def format_table(table: Sequence[BotStanding], score_name: str) -> str:
     """Return the standings as an aligned text table."""
-    header = f"{'bot':<14}{'games':>7}{'win share':>11}{score_name:>24}{'mean rank':>11}"
+    width = max([14, *(len(s.bot) + 2 for s in table)])
+    header = f"{'bot':<{width}}{'games':>7}{'win share':>11}{score_name:>24}{'mean rank':>11}"
     lines = [header, "-" * len(header)]
     for s in table:
         score = f"{s.mean_round_score:.2f} ± {s.ci95:.2f}"
-        lines.append(f"{s.bot:<14}{s.games:>7}{s.win_share:>10.1%}{score:>24}"
+        lines.append(f"{s.bot:<{width}}{s.games:>7}{s.win_share:>10.1%}{score:>24}"
                      f"{s.mean_rank:>11.2f}")
     return "\n".join(lines)
 
@@ -192,3 +209,66 @@ def progress_bar(stream: TextIO = sys.stderr) -> Callable[[int, int], None]:
             stream.write("\n")
         stream.flush()
     return draw
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def settings_from_pairs(pairs: Sequence[str]) -> dict[str, str]:
+    """``KEY=VALUE`` strings as a settings mapping; a malformed pair exits with a message."""
+    settings: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"bullring: --setting wants KEY=VALUE, not {pair!r}")
+        settings[key] = value
+    return settings
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``bullring arena`` options to ``parser``."""
+    parser.add_argument("--game", required=True, help="six_nimmt or no_thanks (or id/version)")
+    parser.add_argument("--bots", required=True,
+                        help="bots in seat order, comma separated: house bot names or specs "
+                             "(house:NAME, module:Class, path/to/file.py:Class)")
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--replays", type=Path, metavar="DIR", help="write one replay per game")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    parser.add_argument("--json", action="store_true", help="print the table as JSON")
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """Run ``bullring arena``: play the games, print the standings; return the exit status."""
+    from client_sdk.tournament import TournamentError
+    from referee.core import RefereeError
+
+    bots = tuple(b.strip() for b in args.bots.split(",") if b.strip())
+    config = ArenaConfig(args.game, bots, args.games, args.seed,
+                         settings_from_pairs(args.setting), args.replays)
+    if os.getcwd() not in sys.path:  # `module:Class` finds modules in the current folder
+        sys.path.insert(0, os.getcwd())
+    try:
+        spec = get_game(args.game)
+        spec.new_state(len(bots), config.settings, 0)
+        show = sys.stderr.isatty() and args.games >= 100
+        outcomes = run(config, args.workers, progress_bar() if show else None)
+    except (RefereeError, UnknownBotError, TournamentError) as exc:  # a bot that raised, too
+        print(f"bullring arena: {exc}", file=sys.stderr)
+        return 2
+    table = standings(outcomes)
+    score_name = "penalty/round ± 95%" if spec.id == "six_nimmt" else "score/round ± 95%"
+    if args.json:
+        print(json.dumps([{k: getattr(s, k) for k in s.__slots__} for s in table], indent=2))
+    else:
+        print(f"{spec.title} — {args.games} games, seed {args.seed}, seats: {', '.join(bots)}")
+        print(format_table(table, score_name))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``bullring-arena``: the arena alone, as the bot SDK installs it."""
+    parser = argparse.ArgumentParser(prog="bullring-arena", description=__doc__)
+    add_arguments(parser)
+    return run_from_args(parser.parse_args(argv))

@@ -650,3 +650,15 @@ def run_from_args(args: argparse.Namespace) -> int:
     print(f"match {match_id[0]} ended: totals {list(ended.totals)} ranks {list(ended.ranks)} "
           f"({ended.termination})")
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``bullring-bot``: play one seat, as the bot SDK installs it (``bullring bot`` too)."""
+    parser = argparse.ArgumentParser(prog="bullring-bot", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return run_from_args(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

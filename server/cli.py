@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,41 +12,9 @@ from server.store import DEFAULT_DB
 
 
 def _settings(pairs: Sequence[str]) -> dict[str, str]:
-    settings: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"bullring: --setting wants KEY=VALUE, not {pair!r}")
-        settings[key] = value
-    return settings
+    from client_sdk.arena import settings_from_pairs
 
-
-def _arena(args: argparse.Namespace) -> int:
-    from client_sdk import arena
-    from client_sdk.house import UnknownBotError
-
-    bots = tuple(b.strip() for b in args.bots.split(",") if b.strip())
-    config = arena.ArenaConfig(args.game, bots, args.games, args.seed,
-                               _settings(args.setting), args.replays)
-    try:
-        from referee.registry import get_game
-
-        spec = get_game(args.game)
-        spec.new_state(len(bots), config.settings, 0)
-        show = sys.stderr.isatty() and args.games >= 100
-        outcomes = arena.run(config, args.workers, arena.progress_bar() if show else None)
-    except (RefereeError, UnknownBotError) as exc:
-        print(f"bullring arena: {exc}", file=sys.stderr)
-        return 2
-    table = arena.standings(outcomes)
-    score_name = "penalty/round ± 95%" if spec.id == "six_nimmt" else "score/round ± 95%"
-    if args.json:
-        print(json.dumps([s.__dict__ if hasattr(s, "__dict__") else
-                          {k: getattr(s, k) for k in s.__slots__} for s in table], indent=2))
-    else:
-        print(f"{spec.title} — {args.games} games, seed {args.seed}, seats: {', '.join(bots)}")
-        print(arena.format_table(table, score_name))
-    return 0
+    return settings_from_pairs(pairs)
 
 
 def _replay_verify(args: argparse.Namespace) -> int:
@@ -186,16 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bullring", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    arena = commands.add_parser("arena", help="play many local games between house bots")
-    arena.add_argument("--game", required=True, help="six_nimmt or no_thanks (or id/version)")
-    arena.add_argument("--bots", required=True, help="bot names in seat order, comma separated")
-    arena.add_argument("--games", type=int, default=100)
-    arena.add_argument("--seed", type=int, default=0)
-    arena.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE")
-    arena.add_argument("--replays", type=Path, metavar="DIR", help="write one replay per game")
-    arena.add_argument("--workers", type=int, default=1, help="worker processes")
-    arena.add_argument("--json", action="store_true", help="print the table as JSON")
-    arena.set_defaults(run=_arena)
+    arena = commands.add_parser("arena", help="play many local games between bots")
+    from client_sdk import arena as arena_cli
+
+    arena_cli.add_arguments(arena)
+    arena.set_defaults(run=arena_cli.run_from_args)
 
     replay = commands.add_parser("replay", help="work with replay files")
     replay_commands = replay.add_subparsers(dest="replay_command", required=True)
@@ -247,6 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--seed", type=int, default=0)
     create.add_argument("--db", default=DEFAULT_DB, help="database URL")
     create.set_defaults(run=_match_create)
+
+    probe = commands.add_parser("health", help="ask a server whether it is SERVING")
+    from server import health_probe
+
+    health_probe.add_arguments(probe)
+    probe.set_defaults(run=health_probe.run_from_args)
 
     from server import ladder_cli
 

@@ -91,3 +91,32 @@ def test_arena_rejects_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
     assert "end_threshold" in capsys.readouterr().err
     assert main(["arena", "--game", "no_thanks", "--bots", "greedy,random,random"]) == 2
     assert "greedy" in capsys.readouterr().err
+
+
+def test_an_authors_bot_plays_in_the_arena_by_spec(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A bot named by a runner spec (file.py:Class, module:Class) plays arena games like a
+    house bot, over worker processes too; a spec that names nothing is a clear error (2)."""
+    example = Path(__file__).resolve().parent.parent / "client_sdk" / "examples" / "careful.py"
+    spec = f"{example}:Careful"
+    args = ["arena", "--game", "six_nimmt", "--bots", f"{spec},house:greedy,random",
+            "--games", "6", "--seed", "2", "--replays", str(tmp_path), "--json"]
+    assert main([*args, "--workers", "2"]) == 0
+    rows = {row["bot"]: row for row in json.loads(capsys.readouterr().out)}
+    assert set(rows) == {spec, "house:greedy", "random"}
+    assert rows[spec]["games"] == 6
+    assert main(["replay", "verify", str(tmp_path)]) == 0
+    assert main(["arena", "--game", "no_thanks", "--bots",
+                 "tests.bots.low_card:LowCard,random,random"]) == 2
+    assert "plays six_nimmt, not 'no_thanks'" in capsys.readouterr().err
+    assert main(["arena", "--game", "six_nimmt", "--bots", f"{tmp_path}/none.py:X,random"]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_a_bot_that_raises_in_the_arena_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    """A bot whose method raises ends the arena run with exit status 2 and a message naming
+    the bot and the decision, not a traceback."""
+    assert main(["arena", "--game", "six_nimmt", "--bots",
+                 "tests.bots.faulty:Raises,random", "--games", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "bot 'tests.bots.faulty:Raises' raised" in err and "Traceback" not in err
