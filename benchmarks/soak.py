@@ -421,8 +421,10 @@ class Chaos:
             bot.kill()
             marker = (float("inf"), "version", bot)
             self._pending.append(marker)
-            # Waiting for its match to end first means the version starts between matches,
-            # so every rated match names the version whose rating it started from.
+            # Disabled (so the server, which may not have seen the kill yet, cannot seat it
+            # again) and waiting for its match to end, the version starts between matches:
+            # every rated match then names the version whose rating it started from.
+            self.store.set_enabled(bot.name, False)
             waited = time.monotonic() + 120
             while self.store.bot(bot.name).current_match is not None:
                 if time.monotonic() > waited:
@@ -431,6 +433,7 @@ class Chaos:
                 self.tick(time.monotonic())
             self._pending.remove(marker)
             self.versions.append((bot.name, self.store.new_version(bot.name)))
+            self.store.set_enabled(bot.name, True)
             bot.start(self.server.address)
         self.events[kind] += 1
 
@@ -468,10 +471,16 @@ def database(kind: str, folder: Path) -> Iterator[str]:
         yield kind
 
 
-def recompute(store: Store) -> tuple[dict[tuple[str, str], Skill], dict[tuple[str, str], int]]:
+Recomputed = tuple[dict[tuple[str, str], Skill], dict[tuple[str, str], int],
+                   dict[tuple[str, str], Skill]]
+
+
+def recompute(store: Store) -> Recomputed:
     """Every (bot, game) rating and match count, from the stored finished ladder matches'
-    ranks in match order, starting from ``ratings.NEW`` and widened once per new version."""
+    ranks in match order, starting from ``ratings.NEW`` and widened once per new version;
+    and the rating each (match, bot) started from."""
     current = {b.name: b.version for b in store.bots()}
+    started: dict[tuple[str, str], Skill] = {}
     skills: dict[tuple[str, str], Skill] = {}
     versions: dict[tuple[str, str], int] = {}
     games: dict[tuple[str, str], int] = Counter()
@@ -492,6 +501,7 @@ def recompute(store: Store) -> tuple[dict[tuple[str, str], Skill], dict[tuple[st
                     skill = ratings.widen(skill)
             versions[key] = version
             before.append(skill)
+            started[(match.id, key[0])] = skill
         ranks = [int(r) for r in json.loads(match.replay_json or "{}")["ranks"]]
         for key, skill in zip(keys, ratings.rate(before, ranks), strict=True):
             skills[key] = skill
@@ -500,7 +510,22 @@ def recompute(store: Store) -> tuple[dict[tuple[str, str], Skill], dict[tuple[st
         for _ in range(current[key[0]] - versions[key]):
             skill = ratings.widen(skill)
         skills[key] = skill
-    return skills, dict(games)
+    return skills, dict(games), started
+
+
+def first_divergence(store: Store, bot: str, started: dict[tuple[str, str], Skill]) -> str:
+    """Where ``bot``'s stored rating changes first start from another rating than the
+    recomputation's."""
+    for change in store.rating_changes(bot=bot):
+        skill = started.get((change.match_id, bot))
+        if skill is None:
+            return f"match {change.match_id} is rated but not finished"
+        if max(abs(skill.mu - change.mu_before), abs(skill.sigma - change.sigma_before)) \
+                > TOLERANCE:
+            return (f"first in match {change.match_id} (version {change.version}, recorded "
+                    f"{change.recorded_at}): stored before {change.mu_before:.6f} "
+                    f"{change.sigma_before:.6f}, recomputed {skill.mu:.6f} {skill.sigma:.6f}")
+    return "every stored change starts where the recomputation does"
 
 
 def check(store: Store, bots: list[Bot], stopped_at: datetime, log: Path,
@@ -548,7 +573,7 @@ def check(store: Store, bots: list[Bot], stopped_at: datetime, log: Path,
     problems += [f"server log: {line}" for line in errors[:20]]
     problems += [f"garbage client got {bad}" for bad in garbage.bad[:20]]
 
-    skills, games = recompute(store)
+    skills, games, started = recompute(store)
     gap = 0.0
     compared = 0
     for game in ("six_nimmt", "no_thanks"):
@@ -561,7 +586,12 @@ def check(store: Store, bots: list[Bot], stopped_at: datetime, log: Path,
                 problems.append(f"{name} has no stored {game} rating")
                 continue
             compared += 1
-            gap = max(gap, abs(entry.mu - skill.mu), abs(entry.sigma - skill.sigma))
+            off = max(abs(entry.mu - skill.mu), abs(entry.sigma - skill.sigma))
+            gap = max(gap, off)
+            if off > TOLERANCE:
+                problems.append(f"{name} {game}: stored mu {entry.mu:.9f} sigma "
+                                f"{entry.sigma:.9f}, recomputed {skill.mu:.9f} "
+                                f"{skill.sigma:.9f}; {first_divergence(store, name, started)}")
             if entry.games != games[(name, g)]:
                 problems.append(f"{name} {game}: {entry.games} games stored, "
                                 f"{games[(name, g)]} recomputed")
