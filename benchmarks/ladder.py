@@ -45,9 +45,10 @@ def arena_rate(seconds: float) -> float:
 
 def serve(db: str, *extra: str, log: Path) -> tuple[subprocess.Popen[str], str]:
     """Start ``bullring serve`` on a free port; return it and its address."""
-    proc = subprocess.Popen([*CLI, "serve", "--port", "0", "--db", db, "--ladder", "six_nimmt",
-                             *extra], stdout=subprocess.PIPE, stderr=log.open("w"), text=True,
-                            cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen([*CLI, "serve", "--port", "0", "--http-port", "-1", "--db", db,
+                             "--ladder", "six_nimmt", *extra], stdout=subprocess.PIPE,
+                            stderr=log.open("w"), text=True, cwd=ROOT,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if "listening on" not in line:

@@ -192,7 +192,8 @@ def main() -> None:
             for bots in counts:
                 # A fresh server per row: matches whose bots have left play on at full speed
                 # (defaults at once), which would load the next row.
-                referee, ref_address = _start([*cli, "serve", "--port", "0", "--db", db])
+                referee, ref_address = _start([*cli, "serve", "--port", "0", "--http-port", "-1",
+                                                 "--db", db])
                 settings = new_state(2, {"end_threshold": 10_000}).settings
                 tokens = [str(store.create_match("six_nimmt", settings, i, ["bench", "random"],
                                                  {1: "random"})[1][0]) for i in range(bots)]

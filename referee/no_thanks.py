@@ -211,7 +211,8 @@ class NoThanksState:
         self.pot = 0
         self.to_move: Seat = 0
         self.history: list[Turn] = []
-        self._start_round()
+        self.opening: list[Event] = self._start_round()
+        """The public events of the deal before any decision (the first round's start)."""
 
     # -- the decision-point interface ---------------------------------------------------
 

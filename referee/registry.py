@@ -22,6 +22,8 @@ class GameState(Protocol):
     settings: dict[str, SettingValue]
     pending: dict[Seat, Decision]
     totals: tuple[int, ...]
+    opening: list[Any]
+    """The public events of the deal, before the first decision."""
 
     def observation(self, seat: Seat) -> Any:
         """What ``seat`` may know now."""

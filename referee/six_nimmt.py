@@ -189,6 +189,7 @@ class SixNimmtState:
         "_threshold",
         "_tricks",
         "hands",
+        "opening",
         "over",
         "penalties",
         "pending",
@@ -248,7 +249,8 @@ class SixNimmtState:
         """One record per started round; ``replay_rounds`` turns them into REPLAY.md form."""
         self._tricks: list[TrickResolved] = []
         self._draft_order: list[Seat] = []
-        self._start_round()
+        self.opening: list[Event] = self._start_round()
+        """The public events of the deal before any decision (the first round's start)."""
 
     # -- the decision-point interface ---------------------------------------------------
 

@@ -14,6 +14,9 @@ from grpc_reflection.v1alpha import reflection
 
 from client_sdk import wire
 from server.admin import AdminService
+from server.api.app import build_app
+from server.api.context import ApiContext
+from server.api.serving import HttpServer
 from server.hub import MatchHub
 from server.instances import DatabaseBusyError, InstanceGuard
 from server.ladder import Ladder, LadderOptions
@@ -32,6 +35,8 @@ class ServerOptions:
     db: str = DEFAULT_DB
     start_timeout_s: float = 60.0
     grace_s: float = 5.0
+    http_port: int | None = 8080
+    """The HTTP API and web page's port (0 picks a free one; None: no HTTP)."""
     ladder: LadderOptions = field(default_factory=LadderOptions)
     """The ladders this server runs and its house bots."""
 
@@ -59,6 +64,10 @@ class RefereeServer:
                  reflection.SERVICE_NAME)
         reflection.enable_server_reflection(names, self.server)
         self.port = 0
+        self.http: HttpServer | None = None
+        if options.http_port is not None:
+            app = build_app(ApiContext(self.hub))
+            self.http = HttpServer(app, options.host, options.http_port, options.grace_s)
 
     async def start(self) -> int:
         """Abort matches left by dead servers, bind and start serving, start the ladder;
@@ -70,6 +79,12 @@ class RefereeServer:
                         len(self.aborted_at_start), ", ".join(self.aborted_at_start))
         self.port = self.server.add_insecure_port(f"{self.options.host}:{self.options.port}")
         await self.server.start()
+        if self.http is not None:
+            try:
+                await self.http.start()
+            except OSError:
+                await self.server.stop(0)
+                raise
         for name in ("", wire.BOT_SERVICE, wire.SPECTATOR_SERVICE):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         await self.ladder.start()
@@ -80,6 +95,8 @@ class RefereeServer:
         await self.health.enter_graceful_shutdown()
         await self.ladder.stop()
         await self.hub.shutdown()
+        if self.http is not None:
+            await self.http.stop()
         # A table seated while the matchmaker was being stopped never got a runner.
         await asyncio.to_thread(self.store.abort_running, [self.guard.id])
         await self.server.stop(self.options.grace_s)
@@ -89,8 +106,15 @@ class RefereeServer:
 async def serve(options: ServerOptions) -> None:
     """Run the server until SIGTERM or SIGINT."""
     server = RefereeServer(options)
-    port = await server.start()
+    try:
+        port = await server.start()
+    except OSError as exc:
+        print(f"bullring: cannot listen on {options.host}: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from exc
     print(f"bullring: listening on {options.host}:{port} (database {options.db})", flush=True)
+    if server.http is not None:
+        print(f"bullring: web page and HTTP API on http://{_url_host(options.host)}:"
+              f"{server.http.port}/ (OpenAPI: /openapi.json)", flush=True)
     admin = await asyncio.to_thread(server.store.ensure_admin_token)
     if admin is not None:
         print(f"bullring: admin token {admin} (shown once; only its hash is stored)")
@@ -104,6 +128,8 @@ async def serve(options: ServerOptions) -> None:
     await server.stop()
 
 
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 def _welcome(server: RefereeServer, address: str) -> str:
     ladder = server.ladder
     games = ", ".join(f"{g} ({s.minimum}-{s.maximum} seats)" if s.minimum != s.maximum

@@ -104,13 +104,13 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"bullring serve: {exc}", file=sys.stderr)
         return 2
     options = app.ServerOptions(args.host, args.port, args.db, args.start_timeout,
-                                ladder=ladder_options)
+                                ladder=ladder_options,
+                                http_port=None if args.http_port < 0 else args.http_port)
     return app.main(options)
 
 
 def _match_create(args: argparse.Namespace) -> int:
-    from client_sdk.house import UnknownBotError, house_bot
-    from referee.registry import get_game
+    from server.match_setup import MatchSetupError, create_match
     from server.store import Store
 
     settings: dict[str, str] = _settings(args.setting)
@@ -125,18 +125,12 @@ def _match_create(args: argparse.Namespace) -> int:
             return 2
         house[int(seat)] = name
     try:
-        spec = get_game(args.game)
-        state = spec.new_state(args.seats, settings, args.seed)
-        for name in house.values():
-            house_bot(name, spec.id)
-    except (RefereeError, UnknownBotError) as exc:
+        created = create_match(Store(args.db), args.game, args.seats, settings, args.seed, house)
+    except MatchSetupError as exc:
         print(f"bullring match create: {exc}", file=sys.stderr)
         return 2
-    names = [house.get(s, f"seat{s}") if s in house else f"seat{s}" for s in range(args.seats)]
-    match_id, tokens = Store(args.db).create_match(spec.id, state.settings, args.seed, names,
-                                                   house)
-    print(f"match {match_id}")
-    for seat, token in enumerate(tokens):
+    print(f"match {created.match_id}")
+    for seat, token in enumerate(created.tokens):
         print(f"seat {seat} {'house:' + house[seat] if token is None else 'token ' + token}")
     return 0
 
@@ -216,7 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", type=Path, metavar="DIR", help="write DIR/MATCH_ID.json")
     export.set_defaults(run=_replay_export)
 
-    serve = commands.add_parser("serve", help="run the referee's gRPC server")
+    serve = commands.add_parser(
+        "serve", help="run the referee server: gRPC, the HTTP API and the web page")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=50051, help="0 picks a free port")
     serve.add_argument("--db", default=DEFAULT_DB, help="database URL (default: SQLite file)")
@@ -233,6 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "a name given twice is two bots)")
     serve.add_argument("--house-rest", type=float, default=1.0, metavar="SECONDS",
                        help="a house bot's pause between ladder matches (default: 1)")
+    serve.add_argument("--http-port", type=int, default=8080,
+                       help="port of the HTTP API and web page (0 picks a free port, -1: off)")
     serve.set_defaults(run=_serve)
 
     match = commands.add_parser("match", help="manage matches")

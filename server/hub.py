@@ -105,6 +105,15 @@ class MatchHub:
         log.info("match %s %s: totals %s%s", replay["match_id"], replay["termination"],
                  replay["totals"], "" if recorded else " (already recorded; not again)")
 
+    async def abort(self, match_id: str) -> bool:
+        """Abort ``match_id`` if it runs here (it is stored as aborted); False if it does not."""
+        task = self.tasks.get(match_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return True
+
     async def shutdown(self) -> None:
         """Abort every match still running; each is stored as aborted."""
         running = [t for t in list(self.tasks.values()) if not t.done()]

@@ -136,6 +136,11 @@ class MatchRunner:
             self.spectators.append(queue)
         return queue
 
+    def unwatch(self, queue: asyncio.Queue[pb.WatchResponse | None]) -> None:
+        """Stop feeding a spectator's queue (its connection closed)."""
+        with contextlib.suppress(ValueError):
+            self.spectators.remove(queue)
+
     # -- answers -------------------------------------------------------------------------
 
     def submit(self, seat: int, decision_id: str, action: Action | None
@@ -187,6 +192,8 @@ class MatchRunner:
                                                   if not s.joined_once])
         self.started.set()
         self._event("match_start")
+        for engine_event in self.state.opening:  # the opening rows or card, for spectators
+            self._publish(wire.event_to_proto(engine_event))
         termination = "normal"
         try:
             while not self.state.over:

@@ -19,10 +19,10 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import event, func, update
+from sqlalchemy import event, func, or_, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, create_engine, select
 
@@ -57,6 +57,22 @@ class MatchConfig:
     seat_names: tuple[str, ...]
     house: dict[int, str]
     status: str
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSummary:
+    """What anyone may know of a stored match: never its seed or tokens, and a result only
+    once it ended."""
+
+    match_id: str
+    game: str
+    status: str
+    seat_names: tuple[str, ...]
+    created_at: datetime
+    finished_at: datetime | None
+    totals: tuple[int, ...] | None
+    ranks: tuple[int, ...] | None
+    termination: str | None
 
 
 class UnknownMatchError(LookupError):
@@ -300,6 +316,36 @@ class Store:
                 found[row.match_id].append(row)
         return found
 
+    def match_page(self, *, match_id: str | None = None, game: str | None = None,
+                   status: str | None = None, bot: str | None = None,
+                   since: datetime | None = None, until: datetime | None = None,
+                   limit: int = 50, offset: int = 0) -> tuple[list[MatchSummary], int]:
+        """One page of matches, newest first, and how many pass the filters in all.
+
+        ``bot`` keeps matches with a seat played by that registered bot or named so;
+        ``since``/``until`` bound the creation time (inclusive/exclusive).
+        """
+        query = select(MatchRow)
+        if match_id is not None:
+            query = query.where(MatchRow.id == match_id)
+        if game is not None:
+            query = query.where(MatchRow.game == game)
+        if status is not None:
+            query = query.where(MatchRow.status == status)
+        if bot is not None:
+            query = query.where(col(MatchRow.id).in_(select(SeatRow.match_id).where(
+                or_(col(SeatRow.bot) == bot, col(SeatRow.name) == bot))))
+        if since is not None:
+            query = query.where(col(MatchRow.created_at) >= _utc(since))
+        if until is not None:
+            query = query.where(col(MatchRow.created_at) < _utc(until))
+        with self._session() as session:
+            total = session.exec(select(func.count()).select_from(query.subquery())).one()
+            rows = session.exec(query.order_by(col(MatchRow.created_at).desc(), col(MatchRow.id))
+                                .offset(offset).limit(limit)).all()
+        seats = self.seats([row.id for row in rows])
+        return [_summary(row, [s.name for s in seats[row.id]]) for row in rows], int(total)
+
     # -- the ladder ------------------------------------------------------------------------
 
     def seat_ladder_match(self, game: str, settings: Mapping[str, Any], seed: int,
@@ -539,3 +585,20 @@ __all__ = [
     "UnknownMatchError",
     "hash_token",
 ]
+
+
+def _utc(moment: datetime) -> datetime:
+    """``moment`` in UTC (a time without a zone is taken as UTC)."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def _summary(row: MatchRow, seat_names: Sequence[str]) -> MatchSummary:
+    totals = ranks = termination = None
+    if row.replay_json is not None and row.status in ("finished", "aborted"):
+        replay = json.loads(row.replay_json)
+        totals, ranks = tuple(replay["totals"]), tuple(replay["ranks"])
+        termination = str(replay["termination"])
+    return MatchSummary(row.id, row.game, row.status, tuple(seat_names), row.created_at,
+                        row.finished_at, totals, ranks, termination)

@@ -29,11 +29,13 @@ class ServerProcess:
     extra: list[str] = field(default_factory=list)
     proc: subprocess.Popen[str] | None = None
     address: str = ""
+    http: str = ""
+    """The HTTP API and web page's base URL, such as ``http://127.0.0.1:8123``."""
 
     def start(self) -> ServerProcess:
         """Start the server and wait for the line that says where it listens."""
         self.proc = subprocess.Popen(
-            [*CLI, "serve", "--port", "0", "--db", self.db, *self.extra],
+            [*CLI, "serve", "--port", "0", "--http-port", "0", "--db", self.db, *self.extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert self.proc.stdout is not None
@@ -42,6 +44,11 @@ class ServerProcess:
             self.proc.kill()
             raise RuntimeError(f"server did not start: {line!r} {self.proc.stderr.read()!r}")
         self.address = line.split("listening on ")[1].split()[0]
+        line = self.proc.stdout.readline()
+        if "HTTP API on " not in line:
+            self.proc.kill()
+            raise RuntimeError(f"server HTTP did not start: {line!r}")
+        self.http = line.split("HTTP API on ")[1].split()[0].rstrip("/")
         return self
 
     def stop(self) -> str:
@@ -73,6 +80,12 @@ class ServerProcess:
         return subprocess.Popen([*CLI, "bot", "--server", self.address, "--token", token,
                                  *args, bot], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
+
+    def admin_token(self) -> str:
+        """A fresh admin token for this server's database (``bullring admin rotate-token``)."""
+        out = subprocess.run([*CLI, "admin", "rotate-token", "--db", self.db], check=True,
+                             capture_output=True, text=True).stdout
+        return out.strip().splitlines()[-1]
 
     def replay(self, match_id: str) -> str:
         """``bullring replay export MATCH_ID`` output."""

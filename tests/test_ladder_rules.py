@@ -62,7 +62,8 @@ def test_a_sqlite_file_serves_one_server(tmp_path: Path) -> None:
     PostgreSQL (a SQLite database cannot be shared safely by servers)."""
     first = ServerProcess(db_url(tmp_path)).start()
     try:
-        second = subprocess.run([*CLI, "serve", "--port", "0", "--db", first.db],
+        second = subprocess.run([*CLI, "serve", "--port", "0", "--http-port", "0", "--db",
+                                 first.db],
                                 capture_output=True, text=True, timeout=60)
         assert second.returncode == 2
         assert "another bullring server already serves" in second.stderr

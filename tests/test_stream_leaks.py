@@ -55,11 +55,10 @@ async def record_match(server: ServerProcess, game: str, seats: int, *args: str
     return match.match_id, [c.seen for c in clients], watched
 
 
-def test_six_nimmt_streams_hold_no_other_hand_or_choice(server: ServerProcess) -> None:
-    """No request to a seat carries a card another seat still holds (its hand, or its choice
-    before the reveal); spectators get only public events."""
-    match_id, seen, watched = asyncio.run(record_match(server, "six_nimmt", 3))
-    replay = json.loads(server.replay(match_id))
+def check_six_nimmt_seats(replay: dict[str, Any], seen: list[list[pb.PlayResponse]]) -> int:
+    """Assert no message to a seat carries a card another seat still holds (its hand, or
+    its choice before the reveal); return how many decision requests were checked."""
+    seats = len(replay["seats"])
     requests = 0
     for seat, messages in enumerate(seen):
         for message in messages:
@@ -76,35 +75,37 @@ def test_six_nimmt_streams_hold_no_other_hand_or_choice(server: ServerProcess) -
             if o.trick_plays.cards:
                 played.append(list(o.trick_plays.cards))
             held = {other: set(round_["hands"][other]) - {p[other] for p in played}
-                    for other in range(3)}
+                    for other in range(seats)}
             assert set(o.hand) == held[seat]
             shown = set(o.hand) | set(o.pool) | {c for r in o.rows for c in r.cards} | \
                 {c for p in o.piles for c in p.cards} | \
                 {c for t in o.revealed for c in t.cards} | set(o.trick_plays.cards) | \
                 {a.card for a in message.decision.legal}
-            for other in range(3):
+            for other in range(seats):
                 if other != seat:
                     assert not shown & held[other], (seat, other, shown & held[other])
-    assert requests > 30
+    return requests
+
+
+def check_spectator(watched: list[pb.WatchResponse]) -> None:
+    """Assert a spectator got only public events, then the end."""
     assert watched and watched[-1].WhichOneof("body") == "match_ended"
     for message in watched[:-1]:
         assert message.event.type in PUBLIC_EVENTS and "hand" not in message.event.json
 
 
-def test_no_thanks_streams_hold_no_chips_hidden_or_removed_card(server: ServerProcess
-                                                                ) -> None:
-    """A seat sees its own chips and hidden card only; nobody sees the removed cards before
-    the end; spectators never see chips or hidden cards."""
-    match_id, seen, watched = asyncio.run(record_match(server, "no_thanks", 4, "--setting",
-                                                       "hidden_card=true"))
-    replay = json.loads(server.replay(match_id))
+def secret_free(payload: dict[str, Any]) -> None:
+    """Assert a No Thanks! public payload names no chip count, hidden or removed card."""
+    assert not {"chips", "hidden", "hidden_card", "removed", "deck"} & set(payload)
+
+
+def check_no_thanks_seats(replay: dict[str, Any], seen: list[list[pb.PlayResponse]]) -> None:
+    """Assert a seat sees its own chips and hidden card only, and nobody sees the removed
+    cards before the end."""
+    seats = len(replay["seats"])
     round_ = replay["rounds"][0]
     hidden = round_["hidden"]
     never_dealt = set(round_["removed"]) - set(hidden)
-
-    def secret_free(payload: dict[str, Any]) -> None:
-        assert not {"chips", "hidden", "hidden_card", "removed", "deck"} & set(payload)
-
     for seat, messages in enumerate(seen):
         for message in messages:
             kind = message.WhichOneof("body")
@@ -117,9 +118,28 @@ def test_no_thanks_streams_hold_no_chips_hidden_or_removed_card(server: ServerPr
             shown = {o.card} | {c for cards in o.cards for c in cards.cards} | \
                 {t.card for t in o.history}
             assert not shown & never_dealt
-            others_hidden = {hidden[s] for s in range(4) if s != seat}
+            others_hidden = {hidden[s] for s in range(seats) if s != seat}
             revealed = {t.card for t in o.history if t.action == "reveal_hidden"}
             assert not (shown & others_hidden) - revealed
+
+
+def test_six_nimmt_streams_hold_no_other_hand_or_choice(server: ServerProcess) -> None:
+    """No request to a seat carries a card another seat still holds (its hand, or its choice
+    before the reveal); spectators get only public events."""
+    match_id, seen, watched = asyncio.run(record_match(server, "six_nimmt", 3))
+    replay = json.loads(server.replay(match_id))
+    assert check_six_nimmt_seats(replay, seen) > 30
+    check_spectator(watched)
+
+
+def test_no_thanks_streams_hold_no_chips_hidden_or_removed_card(server: ServerProcess
+                                                                ) -> None:
+    """A seat sees its own chips and hidden card only; nobody sees the removed cards before
+    the end; spectators never see chips or hidden cards."""
+    match_id, seen, watched = asyncio.run(record_match(server, "no_thanks", 4, "--setting",
+                                                       "hidden_card=true"))
+    replay = json.loads(server.replay(match_id))
+    check_no_thanks_seats(replay, seen)
     for message in watched:
         if message.WhichOneof("body") == "event":
             secret_free(json.loads(message.event.json))

@@ -1,0 +1,68 @@
+"""The FastAPI application: the JSON API, its OpenAPI document and the web page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from server.api import admin, browse, errors, feed, play
+from server.api.context import ApiContext
+
+WEB = Path(__file__).resolve().parent.parent / "web"
+"""The web page's static files (no build step)."""
+
+DESCRIPTION = """\
+Bullring's HTTP API: leaderboard, bots, matches, replays, a live public feed of each match
+(Server-Sent Events), HTTP play for bots without gRPC, and admin operations.
+
+Every error is JSON: `{"error": {"code": "stable_code", "message": "..."}}`.
+Seat tokens and the admin token go in `Authorization: Bearer TOKEN`.
+"""
+
+
+def build_app(ctx: ApiContext) -> FastAPI:
+    """The HTTP application over ``ctx``'s hub and store."""
+    app = FastAPI(title="Bullring", version="1", description=DESCRIPTION,
+                  docs_url="/api/docs", redoc_url=None)
+    app.state.bullring = ctx
+    errors.install(app)
+    for module in (browse, feed, play, admin):
+        app.include_router(module.router)
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(WEB / "index.html", headers={"Cache-Control": "no-cache"})
+
+    app.mount("/static", StaticFiles(directory=WEB), name="static")
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI document, with every error response in our JSON shape (not the
+    framework's 422 shape, nor an event stream's media type)."""
+    if app.openapi_schema is not None:
+        return app.openapi_schema
+    schema = get_openapi(title=app.title, version=app.version, description=app.description,
+                         routes=app.routes)
+    error_ref = {"$ref": "#/components/schemas/ErrorBody"}
+    for path in schema.get("paths", {}).values():
+        for operation in path.values():
+            for status, response in operation.get("responses", {}).items():
+                if status.startswith(("4", "5")):  # errors are JSON, whatever the route sends
+                    response["content"] = {"application/json": {"schema": error_ref}}
+                    if status == "422":
+                        response["description"] = "invalid_request"
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError"):
+        components.pop(name, None)
+    components.setdefault("ErrorBody", errors.ErrorBody.model_json_schema(
+        ref_template="#/components/schemas/{model}"))
+    components.setdefault("ErrorDetail", errors.ErrorDetail.model_json_schema())
+    app.openapi_schema = schema
+    return schema

@@ -1,0 +1,118 @@
+"""Read-only public endpoints: games, leaderboard, bots, matches and replays.
+
+Nothing here reveals a secret of a match in progress: no seed, token or hand; results and
+replays only once a match has ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+
+from referee.registry import GAMES, UnknownGameError, get_game
+from server.api.context import Context
+from server.api.errors import ApiError, error_responses
+from server.api.models import BotInfo, GameInfo, Leaderboard, LeaderboardRow, MatchInfo, MatchPage
+from server.store import UnknownMatchError
+
+router = APIRouter(prefix="/api", tags=["browse"])
+
+MatchId = Annotated[str, Path(min_length=1, max_length=64, description="a match id")]
+STATUSES = ("created", "running", "finished", "aborted")
+
+
+def game_id(game: str) -> str:
+    """The plain id of ``game`` (``six_nimmt`` or ``six_nimmt/1``), or a 404 error."""
+    try:
+        return get_game(game).id
+    except (UnknownGameError, ValueError) as exc:
+        raise ApiError(404, "unknown_game", f"no game {game!r}") from exc
+
+
+@router.get("/games", response_model=list[GameInfo])
+async def games() -> list[GameInfo]:
+    """The games this server referees."""
+    return [GameInfo(id=spec.id, title=spec.title, min_seats=spec.min_seats,
+                     max_seats=spec.max_seats) for spec in GAMES.values()]
+
+
+@router.get("/leaderboard", response_model=Leaderboard, responses=error_responses(404, 422))
+async def leaderboard(ctx: Context, game: Annotated[str, Query(
+        min_length=1, max_length=40, description="a game id")] = "six_nimmt") -> Leaderboard:
+    """A game's ladder, best first by the conservative rating (ordinal)."""
+    plain = game_id(game)
+    entries = await asyncio.to_thread(ctx.store.leaderboard, plain)
+    return Leaderboard(game=plain, entries=[LeaderboardRow.of(rank, entry)
+                                            for rank, entry in enumerate(entries, 1)])
+
+
+@router.get("/bots", response_model=list[BotInfo])
+async def bots(ctx: Context) -> list[BotInfo]:
+    """The registered bots, with their rated games per game."""
+    games: dict[str, dict[str, int]] = {}
+    for spec in GAMES.values():
+        for entry in await asyncio.to_thread(ctx.store.leaderboard, spec.id):
+            games.setdefault(entry.bot, {})[spec.id] = entry.games
+    return [BotInfo(name=row.name, owner=row.owner, version=row.version, enabled=row.enabled,
+                    house=row.house, games=games.get(row.name, {}))
+            for row in await asyncio.to_thread(ctx.store.bots)]
+
+
+@router.get("/matches", response_model=MatchPage, responses=error_responses(404, 422))
+async def matches(
+    ctx: Context,
+    game: Annotated[str | None, Query(min_length=1, max_length=40)] = None,
+    status: Annotated[str | None, Query(pattern="^(created|running|finished|aborted)$")] = None,
+    bot: Annotated[str | None, Query(min_length=1, max_length=100,
+                                     description="matches with a seat of this name")] = None,
+    since: Annotated[datetime | None, Query(description="created at or after")] = None,
+    until: Annotated[datetime | None, Query(description="created before")] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> MatchPage:
+    """Matches, newest first, filtered and one page at a time."""
+    plain = None if game is None else game_id(game)
+    page, total = await asyncio.to_thread(
+        lambda: ctx.store.match_page(game=plain, status=status, bot=bot, since=since,
+                                     until=until, limit=limit, offset=offset))
+    return MatchPage(matches=[MatchInfo.of(s, is_live(ctx, s.match_id)) for s in page],
+                     total=total, limit=limit, offset=offset)
+
+
+async def match_info(ctx: Context, match_id: str) -> MatchInfo:
+    """The public summary of one match, or a 404 error."""
+    page, _ = await asyncio.to_thread(lambda: ctx.store.match_page(match_id=match_id,
+                                                                   limit=1))
+    if not page:
+        raise ApiError(404, "match_not_found", f"no match {match_id!r}")
+    return MatchInfo.of(page[0], is_live(ctx, match_id))
+
+
+def is_live(ctx: Context, match_id: str) -> bool:
+    """Whether ``match_id`` is being played by this server now."""
+    runner = ctx.hub.runners.get(match_id)
+    return runner is not None and not runner.done.is_set()
+
+
+@router.get("/matches/{match_id}", response_model=MatchInfo, responses=error_responses(404))
+async def match(ctx: Context, match_id: MatchId) -> MatchInfo:
+    """One match: its game, status, seats and (once ended) its result."""
+    return await match_info(ctx, match_id)
+
+
+@router.get("/matches/{match_id}/replay", response_model=dict[str, Any],
+            responses=error_responses(404, 409))
+async def replay(ctx: Context, match_id: MatchId) -> dict[str, Any]:
+    """The replay (format bullring.replay/1) of a match that has ended; 409 before."""
+    info = await match_info(ctx, match_id)
+    if info.status not in ("finished", "aborted"):
+        raise ApiError(409, "match_not_finished",
+                       f"match {match_id!r} is {info.status}; its replay exists once it ends")
+    try:
+        result: dict[str, Any] = await asyncio.to_thread(ctx.store.replay, match_id)
+    except UnknownMatchError as exc:
+        raise ApiError(404, "replay_not_found", str(exc)) from exc
+    return result

@@ -1,0 +1,59 @@
+"""What every HTTP handler reaches: the hub of live matches and the store."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from server.api.errors import ApiError
+from server.api.polling import PollSessions
+from server.hub import MatchHub
+from server.store import Store
+
+bearer = HTTPBearer(auto_error=False, description="a seat token, or the admin token")
+"""The ``Authorization: Bearer TOKEN`` scheme (checked by the handlers, never auto-refused)."""
+
+
+@dataclass(eq=False)
+class ApiContext:
+    """The server's state the HTTP API works on."""
+
+    hub: MatchHub
+    polls: PollSessions = field(default_factory=PollSessions)
+
+    @property
+    def store(self) -> Store:
+        """The match store."""
+        return self.hub.store
+
+
+def context(request: Request) -> ApiContext:
+    """The ApiContext of the app serving ``request``."""
+    found: ApiContext = request.app.state.bullring
+    return found
+
+
+Context = Annotated[ApiContext, Depends(context)]
+"""A handler parameter that receives the ApiContext."""
+
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+"""A handler parameter that receives the bearer credentials, if any."""
+
+
+def bearer_token(credentials: HTTPAuthorizationCredentials | None) -> str:
+    """The bearer token, or a 401 error."""
+    if credentials is None or not credentials.credentials.strip():
+        raise ApiError(401, "unauthorized", "missing 'Authorization: Bearer TOKEN' header")
+    return credentials.credentials.strip()
+
+
+async def require_admin(ctx: Context, credentials: Credentials) -> None:
+    """Refuse unless the request carries the admin token (401 without one, 403 if wrong):
+    the one the server printed at its first start, or ``bullring admin rotate-token``'s."""
+    token = bearer_token(credentials)
+    if not await asyncio.to_thread(ctx.store.is_admin_token, token):
+        raise ApiError(403, "forbidden", "this token is not the admin token")

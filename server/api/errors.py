@@ -1,0 +1,106 @@
+"""Every HTTP error is JSON: ``{"error": {"code": "stable_code", "message": "..."}}``.
+
+Handlers turn our own ApiError, the framework's HTTP errors (404, 405, ...) and request
+validation errors (422) into that shape, so a client never has to parse an HTML page.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger("bullring.http")
+
+CODES_BY_STATUS: dict[int, str] = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+    429: "too_many_requests",
+}
+"""The stable code of a framework error, by HTTP status."""
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong: a stable machine code and a precise human message."""
+
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """The body of every 4xx and 5xx response."""
+
+    error: ErrorDetail
+
+
+class ApiError(Exception):
+    """An error the API answers with ``status`` and a stable ``code``."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def error_response(status: int, code: str, message: str,
+                   headers: dict[str, str] | None = None) -> JSONResponse:
+    """A JSON error response."""
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status,
+                        headers=headers)
+
+
+def _where(location: tuple[Any, ...] | list[Any]) -> str:
+    return ".".join(str(part) for part in location)
+
+
+async def _api_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return error_response(exc.status, exc.code, exc.message, headers)
+
+
+async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = CODES_BY_STATUS.get(exc.status_code, "client_error" if exc.status_code < 500
+                               else "server_error")
+    message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+    return error_response(exc.status_code, code, message, dict(exc.headers or {}) or None)
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = [f"{_where(e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in exc.errors()]
+    return error_response(422, "invalid_request", "; ".join(problems) or "invalid request")
+
+
+async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error in an HTTP handler", exc_info=exc)
+    return error_response(500, "internal_error", "the server failed; the error is logged")
+
+
+def install(app: FastAPI) -> None:
+    """Make every error of ``app`` answer in the JSON error shape."""
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(Exception, _unexpected)
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries saying these statuses carry an ErrorBody."""
+    return {status: {"model": ErrorBody, "description": CODES_BY_STATUS.get(status, "error")}
+            for status in statuses}

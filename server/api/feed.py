@@ -1,0 +1,66 @@
+"""The live public feed of a match as Server-Sent Events: the very public events the gRPC
+SpectatorService sends, and the match end. Never a hand, a choice before its reveal or a
+chip count: those are not in public events (RULES.md §4)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from server.api.browse import MatchId, match_info
+from server.api.context import Context
+from server.api.errors import ApiError, error_responses
+from server.api.proto_json import match_ended, public_event
+from server.match_runner import MatchRunner
+
+router = APIRouter(prefix="/api", tags=["browse"])
+
+
+async def watched(ctx: Context, match_id: MatchId) -> MatchRunner | pb.MatchEnded:
+    """The live runner of ``match_id``, or the end of a match that ended before; 404/409
+    for a match that is unknown, not started, or running on another server."""
+    runner = ctx.hub.runners.get(match_id)
+    if runner is not None:
+        return runner
+    info = await match_info(ctx, match_id)
+    if info.status == "created":
+        raise ApiError(409, "match_not_started", f"match {match_id!r} has not started yet")
+    if info.totals is None or info.ranks is None:
+        raise ApiError(404, "match_not_live", f"match {match_id!r} is not running on this "
+                                              "server")
+    return pb.MatchEnded(totals=info.totals, ranks=info.ranks,
+                         termination=info.termination or "")
+
+
+@router.get("/matches/{match_id}/feed", response_class=EventSourceResponse,
+            responses=error_responses(404, 409, 422))
+async def feed(source: Annotated[MatchRunner | pb.MatchEnded, Depends(watched)],
+               last_event_id: Annotated[int | None, Header(
+                   alias="Last-Event-ID", ge=0, le=2**31,
+                   description="resume after this event (sent by a reconnecting EventSource)")
+               ] = None) -> AsyncIterator[ServerSentEvent]:
+    """Stream a match's public events from its start (``event: public``, data
+    ``{"type", "data"}``, numbered by ``id``), then ``event: end`` with totals and ranks."""
+    if isinstance(source, pb.MatchEnded):
+        yield ServerSentEvent(event="end", data=match_ended(source))
+        return
+    queue = source.watch()
+    skip = last_event_id or 0
+    number = 0
+    try:
+        while (item := await queue.get()) is not None:
+            if item.WhichOneof("body") == "match_ended":
+                yield ServerSentEvent(event="end", data=match_ended(item.match_ended))
+                continue
+            number += 1
+            if number > skip:
+                yield ServerSentEvent(event="public", data=public_event(item.event),
+                                      id=str(number))
+            await asyncio.sleep(0)
+    finally:
+        source.unwatch(queue)

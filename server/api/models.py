@@ -1,0 +1,188 @@
+"""The JSON shapes of the HTTP API (they are also its OpenAPI schemas)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+from server.ratings import LeaderboardEntry
+from server.store import MatchSummary
+
+
+class GameInfo(BaseModel):
+    """A game the server referees."""
+
+    id: str
+    title: str
+    min_seats: int
+    max_seats: int
+
+
+class LeaderboardRow(BaseModel):
+    """One bot version on a ladder; ``ordinal`` (a conservative rating) orders the table."""
+
+    rank: int
+    bot: str
+    version: int
+    games: int
+    mu: float
+    sigma: float
+    ordinal: float
+
+    @classmethod
+    def of(cls, rank: int, entry: LeaderboardEntry) -> LeaderboardRow:
+        """The row of ``entry`` at ``rank``."""
+        return cls(rank=rank, bot=entry.bot, version=entry.version, games=entry.games,
+                   mu=entry.mu, sigma=entry.sigma, ordinal=entry.ordinal)
+
+
+class Leaderboard(BaseModel):
+    """A game's ladder, best first."""
+
+    game: str
+    entries: list[LeaderboardRow]
+
+
+class BotInfo(BaseModel):
+    """A registered bot as the public sees it (never its token)."""
+
+    name: str
+    owner: str
+    version: int
+    enabled: bool
+    house: str | None = Field(description="the house bot the server plays it as, if any")
+    games: dict[str, int] = Field(description="rated games played, by game id")
+
+
+class NewBotIn(BaseModel):
+    """A bot to register."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: StrictStr = Field(min_length=1, max_length=64)
+    owner: StrictStr = Field(default="", max_length=200)
+
+
+class BotTokenOut(BaseModel):
+    """A bot's new token (shown once; only its hash is stored)."""
+
+    name: str
+    token: str
+
+
+class BotVersionOut(BaseModel):
+    """A bot's new version (its ratings keep their mean and widen their uncertainty)."""
+
+    name: str
+    version: int
+
+
+class BotEnabledOut(BaseModel):
+    """Whether a bot may be seated (a disabled bot also leaves the leaderboard)."""
+
+    name: str
+    enabled: bool
+
+
+class MatchInfo(BaseModel):
+    """A match as anyone may see it: never its seed or tokens; a result once it ended."""
+
+    id: str
+    game: str
+    status: str = Field(description="created | running | finished | aborted")
+    seats: list[str]
+    created_at: datetime
+    finished_at: datetime | None
+    totals: list[int] | None
+    ranks: list[int] | None
+    termination: str | None
+    live: bool = Field(description="running on this server: its feed can be watched")
+
+    @classmethod
+    def of(cls, summary: MatchSummary, live: bool) -> MatchInfo:
+        """The public form of ``summary``."""
+        return cls(id=summary.match_id, game=summary.game, status=summary.status,
+                   seats=list(summary.seat_names), created_at=summary.created_at,
+                   finished_at=summary.finished_at,
+                   totals=None if summary.totals is None else list(summary.totals),
+                   ranks=None if summary.ranks is None else list(summary.ranks),
+                   termination=summary.termination, live=live)
+
+
+class MatchPage(BaseModel):
+    """One page of matches, newest first."""
+
+    matches: list[MatchInfo]
+    total: int = Field(description="matches that pass the filters, on all pages")
+    limit: int
+    offset: int
+
+
+class ActionIn(BaseModel):
+    """One action: exactly one of a card, a row index or a word."""
+
+    model_config = ConfigDict(extra="forbid")
+    card: StrictInt | None = Field(default=None, description="PLAY_CARD, DRAFT_CARD")
+    row: StrictInt | None = Field(default=None, description="CHOOSE_ROW: a row index 0..3")
+    word: StrictStr | None = Field(default=None, description='"take", "pass", "reveal", "keep"')
+
+
+class AnswerIn(BaseModel):
+    """An answer to the decision request with the same ``decision_id``."""
+
+    model_config = ConfigDict(extra="forbid")
+    decision_id: StrictStr = Field(max_length=200)
+    action: ActionIn
+
+
+class Verdict(BaseModel):
+    """The verdict on an answer: ``accepted`` or ``rejected`` (in-band, with HTTP 200)."""
+
+    accepted: dict[str, Any] | None = Field(default=None, description="AnswerAccepted")
+    rejected: dict[str, Any] | None = Field(
+        default=None, description="AnswerRejected: decision_id, reason, message")
+
+
+class PollResult(BaseModel):
+    """Messages for a seat, oldest first; each is a PlayResponse (proto JSON) plus ``seq``."""
+
+    messages: list[dict[str, Any]]
+    closed: bool = Field(description="this connection ended (match over, or replaced by a "
+                                     "newer one); poll without 'after' to join again")
+
+
+class CreateMatchIn(BaseModel):
+    """A match to register: its game, seats, settings, seed and house bots by seat."""
+
+    model_config = ConfigDict(extra="forbid")
+    game: StrictStr = Field(max_length=40)
+    seats: StrictInt = Field(ge=1, le=20)
+    settings: dict[str, StrictStr] = Field(default_factory=dict)
+    seed: StrictInt = Field(default=0, ge=0, le=2**63 - 1)
+    house: dict[str, StrictStr] = Field(default_factory=dict,
+                                        description='house bots by seat, e.g. {"1": "greedy"}')
+
+
+class CreatedSeat(BaseModel):
+    """One seat of a created match: its token (shown once) or its house bot."""
+
+    seat: int
+    name: str
+    token: str | None
+    house: str | None
+
+
+class CreatedMatchOut(BaseModel):
+    """A registered match and its seats."""
+
+    match_id: str
+    game: str
+    seats: list[CreatedSeat]
+
+
+class AbortedOut(BaseModel):
+    """The outcome of an abort."""
+
+    match_id: str
+    status: str

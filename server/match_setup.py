@@ -1,0 +1,50 @@
+"""Registering a match: check the game, seats, settings and house bots, then store it.
+
+Shared by ``bullring match create`` and the HTTP admin API, so both refuse the same input
+with the same message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from client_sdk.house import UnknownBotError, house_bot
+from referee.core import RefereeError
+from referee.registry import get_game
+from server.store import Store
+
+
+class MatchSetupError(ValueError):
+    """A match cannot be created as asked (unknown game, bad seats, setting or house bot)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedMatch:
+    """A stored match: its id, game, seat names and one token per seat (None: house)."""
+
+    match_id: str
+    game: str
+    seat_names: tuple[str, ...]
+    tokens: tuple[str | None, ...]
+    house: dict[int, str]
+
+
+def create_match(store: Store, game: str, seats: int, settings: Mapping[str, str],
+                 seed: int = 0, house: Mapping[int, str] | None = None) -> CreatedMatch:
+    """Validate and store a new match; raise MatchSetupError with a precise message."""
+    house = dict(house or {})
+    for seat in house:
+        if not 0 <= seat < seats:
+            raise MatchSetupError(f"house seat {seat} is not a seat of a {seats}-seat match "
+                                  f"(0..{seats - 1})")
+    try:
+        spec = get_game(game)
+        state = spec.new_state(seats, dict(settings), seed)
+        for name in house.values():
+            house_bot(name, spec.id)
+    except (RefereeError, UnknownBotError) as exc:
+        raise MatchSetupError(str(exc)) from exc
+    names = tuple(house.get(s, f"seat{s}") for s in range(seats))
+    match_id, tokens = store.create_match(spec.id, state.settings, seed, names, house)
+    return CreatedMatch(match_id, spec.id, names, tuple(tokens), house)
