@@ -116,7 +116,7 @@ class Server:
         settings += ["--ladder-setting", "six_nimmt:rounds=1"]
         self.proc = subprocess.Popen(
             [*CLI, "serve", "--port", "0", "--db", self.db, "--ladder", "six_nimmt,no_thanks",
-             *settings, "--house-bots", HOUSE, "--house-rest", "0.2"],
+             *settings, "--house-bots", HOUSE, "--house-rest", "0.2", "--http-port", "-1"],
             stdout=subprocess.PIPE, stderr=self.log.open("w"), text=True, cwd=ROOT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert self.proc.stdout is not None
