@@ -208,7 +208,9 @@ class Ladder:
 
     def join(self, bot: BotRow, game: str) -> LadderSession:
         """Connect ``bot`` to ``game``'s ladder (replacing its older stream, and taking back
-        the seat it holds in a live match here)."""
+        the seat it holds in a live match here). Refused (UNAVAILABLE) once stopping."""
+        if self._stopping:  # its stream would only be cut off when the grace period ends
+            raise LadderError("UNAVAILABLE", "the server is shutting down; connect again soon")
         if not game:
             raise LadderError("INVALID_ARGUMENT", "a bot token plays the ladder: send Join with "
                                                   "ladder set to a game, such as 'six_nimmt'")

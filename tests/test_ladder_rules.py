@@ -70,3 +70,30 @@ def test_a_sqlite_file_serves_one_server(tmp_path: Path) -> None:
         assert "PostgreSQL" in second.stderr
     finally:
         first.stop()
+
+
+def test_a_stopping_ladder_refuses_joins_as_unavailable(tmp_path: Path) -> None:
+    """Once the ladder is stopping, a join (a bot reconnecting after its stream was closed)
+    is refused with UNAVAILABLE, which bots retry, instead of opening a stream that would
+    only be cut off when the server's grace period ends (the soak found those logged as
+    errors)."""
+    import asyncio
+
+    from server.hub import MatchHub
+    from server.ladder import Ladder, LadderError, LadderOptions
+    from server.store import Store
+
+    store = Store(db_url(tmp_path))
+    store.add_bot("late")
+    bot = store.bot("late")
+
+    async def body() -> None:
+        ladder = Ladder(store, MatchHub(store), LadderOptions(games=("six_nimmt",)))
+        await ladder.start()
+        assert ladder.join(bot, "six_nimmt").open
+        await ladder.stop()
+        with pytest.raises(LadderError) as refused:
+            ladder.join(bot, "six_nimmt")
+        assert refused.value.code == "UNAVAILABLE"
+
+    asyncio.run(body())
