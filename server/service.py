@@ -159,14 +159,8 @@ class BotService:
         reader = asyncio.create_task(self._read(requests, lambda: (runner, seat), outbox,
                                                 problem))
         try:
-            while (item := await outbox.get()) is not None:
-                if batches and not outbox.empty():
-                    item, ended = _take_ready(outbox, item)
-                    yield item
-                    if ended:
-                        break
-                else:
-                    yield item
+            async for item in _drain(outbox, batches):
+                yield item
             if problem:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem[0])
         finally:
@@ -190,14 +184,8 @@ class BotService:
         reader = asyncio.create_task(self._read(requests, self._ladder_route(bot.name),
                                                 outbox, problem))
         try:
-            while (item := await outbox.get()) is not None:
-                if batches and not outbox.empty():
-                    item, ended = _take_ready(outbox, item)
-                    yield item
-                    if ended:
-                        break
-                else:
-                    yield item
+            async for item in _drain(outbox, batches):
+                yield item
             if problem:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem[0])
         finally:
@@ -245,14 +233,8 @@ class BotService:
             session = await self._join(bot, request.ladder, context)
             outbox = session.outbox
             try:
-                while (item := await outbox.get()) is not None:
-                    if request.accept_batches and not outbox.empty():
-                        item, ended = _take_ready(outbox, item)
-                        yield item
-                        if ended:
-                            break
-                    else:
-                        yield item
+                async for item in _drain(outbox, request.accept_batches):
+                    yield item
             finally:
                 if self.ladder is not None:
                     self.ladder.leave(session)
@@ -261,14 +243,8 @@ class BotService:
         batches = request.accept_batches
         outbox, connection = runner.attach(seat)
         try:
-            while (item := await outbox.get()) is not None:
-                if batches and not outbox.empty():
-                    item, ended = _take_ready(outbox, item)
-                    yield item
-                    if ended:
-                        break
-                else:
-                    yield item
+            async for item in _drain(outbox, batches):
+                yield item
         finally:
             runner.detach(seat, connection, "stream closed")
 
@@ -330,6 +306,19 @@ class SpectatorService:
                 self.watch, response_serializer=pb.WatchResponse.SerializeToString),
         })
 
+
+
+async def _drain(outbox: Any, batches: bool) -> AsyncIterator[pb.PlayResponse]:
+    """Every message of a seat's ``outbox`` until its end; with ``batches``, the messages
+    ready at once go out together as one batch."""
+    while (item := await outbox.get()) is not None:
+        if batches and not outbox.empty():
+            item, ended = _take_ready(outbox, item)
+            yield item
+            if ended:
+                return
+        else:
+            yield item
 
 def _parse(cls: Any, raw: bytes | None) -> Any:
     if raw is None:
