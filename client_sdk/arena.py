@@ -7,6 +7,7 @@ rotated by ``i``, so results do not depend on how games are spread over worker p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import multiprocessing
@@ -15,13 +16,16 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from client_sdk.bot import Bot
 from client_sdk.house import UnknownBotError
 from referee.core import derive_seed
 from referee.registry import GameState, get_game
 from referee.replay import answer_event, build_replay, dumps
+
+T = TypeVar("T")
+"""What one game of a run gives back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,20 +139,25 @@ def run(config: ArenaConfig, workers: int = 1,
         make_bot(name, spec.id)
     chunk = max(1, min(250, config.games // (workers * 8) or 1))
     ranges = [(config, s, min(s + chunk, config.games)) for s in range(0, config.games, chunk)]
-    outcomes: list[GameOutcome] = []
-    if workers <= 1:
-        batches: Iterable[list[GameOutcome]] = map(_play_range, ranges)
+    return run_ranges(_play_range, ranges, config.games, workers, progress)
+
+
+def run_ranges(play_range: Callable[[Any], list[T]], ranges: Sequence[Any], total: int,
+               workers: int, progress: Callable[[int, int], None] | None) -> list[T]:
+    """Play each range of games with ``play_range``, here or over ``workers`` processes,
+    keeping their order and reporting progress after each; return every result."""
+    results: list[T] = []
+    with contextlib.ExitStack() as stack:
+        if workers <= 1:
+            batches: Iterable[list[T]] = map(play_range, ranges)
+        else:
+            pool = stack.enter_context(multiprocessing.get_context("spawn").Pool(workers))
+            batches = pool.imap(play_range, ranges)
         for batch in batches:
-            outcomes.extend(batch)
+            results.extend(batch)
             if progress:
-                progress(len(outcomes), config.games)
-        return outcomes
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        for batch in pool.imap(_play_range, ranges):
-            outcomes.extend(batch)
-            if progress:
-                progress(len(outcomes), config.games)
-    return outcomes
+                progress(len(results), total)
+    return results
 
 
 @dataclass(frozen=True, slots=True)

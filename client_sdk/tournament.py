@@ -30,15 +30,14 @@ import functools
 import itertools
 import json
 import math
-import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from client_sdk.arena import GameOutcome, play_seated, progress_bar, seating
+from client_sdk.arena import GameOutcome, play_seated, progress_bar, run_ranges, seating
 from client_sdk.bot import Bot
 from client_sdk.house import HOUSE_BOTS, UnknownBotError, house_bot
 from referee.core import Action, IllegalActionError, RefereeError, derive_seed
@@ -295,20 +294,7 @@ def run(config: TournamentConfig, workers: int = 1,
     total = len(tables(config)) * games_per_table(config)
     chunk = max(1, min(100, total // (max(1, workers) * 8) or 1))
     ranges = [(config, s, min(s + chunk, total)) for s in range(0, total, chunk)]
-    played: list[TableGame] = []
-    if workers <= 1:
-        batches: Iterable[list[TableGame]] = map(_play_range, ranges)
-        for batch in batches:
-            played.extend(batch)
-            if progress:
-                progress(len(played), total)
-        return played
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        for batch in pool.imap(_play_range, ranges):
-            played.extend(batch)
-            if progress:
-                progress(len(played), total)
-    return played
+    return run_ranges(_play_range, ranges, total, workers, progress)
 
 
 # --------------------------------------------------------------------------- results
