@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.databases import BACKENDS, database
+from tests.ladder_helpers import LadderBot, LadderServer
 from tests.serving import ServerProcess, db_url
 
 
@@ -25,3 +26,16 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     per test, dropped after it; skipped if PostgreSQL is unreachable, failed with CI=true)."""
     with database(request.param, str(tmp_path)) as url:
         yield url
+
+
+@pytest.fixture
+def stop_all() -> Iterator[list[LadderBot | LadderServer]]:
+    """Processes to stop when the test ends, whatever happens."""
+    procs: list[LadderBot | LadderServer] = []
+    yield procs
+    for proc in reversed(procs):
+        if isinstance(proc, LadderServer):
+            if proc.proc is not None and proc.proc.poll() is None:
+                proc.stop()
+        else:
+            proc.stop()

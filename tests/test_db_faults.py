@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import grpc
@@ -25,19 +25,6 @@ FAST = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
 """Short 6 nimmt! ladder matches of four: one round of ten tricks."""
 RETRIED = "database unavailable for"
 """What the server logs (at WARNING) each time it retries a database call."""
-
-
-@pytest.fixture
-def stop_all() -> Iterator[list[LadderBot | LadderServer]]:
-    """Processes to stop when the test ends, whatever happens."""
-    procs: list[LadderBot | LadderServer] = []
-    yield procs
-    for proc in reversed(procs):
-        if isinstance(proc, LadderServer):
-            if proc.proc is not None and proc.proc.poll() is None:
-                proc.stop()
-        else:
-            proc.stop()
 
 
 async def play_ladder_match(seat: SeatClient,

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 from collections import defaultdict
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -38,19 +37,6 @@ def start_bots(server: LadderServer, specs: dict[str, str], game: str = "six_nim
     tokens = tokens if tokens is not None else {n: server.add_bot(n) for n in specs}
     return [LadderBot.start(name, address or server.address, tokens[name], game, spec)
             for name, spec in specs.items()]
-
-
-@pytest.fixture
-def stop_all() -> Iterator[list[LadderBot | LadderServer]]:
-    """Processes to stop when the test ends, whatever happens."""
-    procs: list[LadderBot | LadderServer] = []
-    yield procs
-    for proc in reversed(procs):
-        if isinstance(proc, LadderServer):
-            if proc.proc is not None and proc.proc.poll() is None:
-                proc.stop()
-        else:
-            proc.stop()
 
 
 def longest_waits(store: Store) -> dict[str, int]:
