@@ -12,20 +12,19 @@ SERVER_LOG = Path(tempfile.gettempdir()) / "bullring-bench-server.log"
 """Where the servers a benchmark starts write their log (appended)."""
 
 
-def start(cmd: list[str]) -> tuple[subprocess.Popen[str], str]:
+def start(cmd: list[str], log: Path = SERVER_LOG) -> tuple[subprocess.Popen[str], str]:
     """Start a server that prints ``listening on HOST:PORT`` first; return it and the address.
 
-    Its log (stderr) goes to SERVER_LOG.
+    Its log (stderr) is appended to ``log``.
     """
-    log = SERVER_LOG.open("a")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, cwd=ROOT,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    log.close()  # the child holds its own copy
+    with log.open("a") as stream:  # the child holds its own copy
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stream, text=True,
+                                cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if "listening on " not in line:
         proc.kill()
-        raise RuntimeError(f"{cmd!r} did not start: {line!r}; see {SERVER_LOG}")
+        raise RuntimeError(f"{cmd!r} did not start: {line!r}; see {log}")
     return proc, line.split("listening on ")[1].split()[0]
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import start  # noqa: E402
 from client_sdk import arena  # noqa: E402
 from server.store import Store  # noqa: E402
 
@@ -45,16 +46,8 @@ def arena_rate(seconds: float) -> float:
 
 def serve(db: str, *extra: str, log: Path) -> tuple[subprocess.Popen[str], str]:
     """Start ``bullring serve`` on a free port; return it and its address."""
-    proc = subprocess.Popen([*CLI, "serve", "--port", "0", "--http-port", "-1", "--db", db,
-                             "--ladder", "six_nimmt", *extra], stdout=subprocess.PIPE,
-                            stderr=log.open("w"), text=True, cwd=ROOT,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if "listening on" not in line:
-        proc.kill()
-        raise RuntimeError(f"the server did not start: {line!r}; see {log}")
-    return proc, line.split("listening on ")[1].split()[0]
+    return start([*CLI, "serve", "--port", "0", "--http-port", "-1", "--db", db,
+                  "--ladder", "six_nimmt", *extra], log)
 
 
 def measure(store: Store, seconds: float, warmup: float) -> float:
