@@ -120,6 +120,8 @@ class MatchHub:
     async def ended(self, match_id: str) -> list[pb.WatchResponse] | None:
         """What a spectator of a match that ended (and is no longer live here) is sent: its
         public events from the stored replay, then its end; None if no replay is stored."""
+        if not 0 < len(match_id) <= 64 or "\x00" in match_id:
+            return None  # no such id is stored (and PostgreSQL refuses NUL in a string)
         try:
             replay = await asyncio.to_thread(self.store.replay, match_id)
             events = public_events(replay)
