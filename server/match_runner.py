@@ -446,6 +446,11 @@ class MatchRunner:
                 link.outbox.put_nowait(pb.PlayResponse(match_ended=self.ended))
                 if not link.lasting:
                     link.outbox.put_nowait(None)
+                elif getattr(link.outbox.on_sent, "func", None) == self._sent:
+                    # A ladder stream's outbox outlives the match: left pointing here, it
+                    # would make runner -> seat -> outbox -> runner a cycle (freed only by a
+                    # full collection) once its bot leaves before its next match.
+                    link.outbox.on_sent = None
         for queue in self.spectators:
             queue.put_nowait(pb.WatchResponse(match_ended=self.ended))
             queue.put_nowait(None)

@@ -6,7 +6,9 @@ over real connections."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import subprocess
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,9 @@ from client_sdk import wire
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from client_sdk.runner import play
 from server.app import RefereeServer, ServerOptions
+from server.ladder import LadderOptions
+from server.match_runner import MatchRunner
+from server.store import MatchConfig
 from tests.seat_client import SeatClient
 from tests.serving import CLI, Match, db_url
 
@@ -173,3 +178,50 @@ def test_a_spectator_who_leaves_is_fed_no_more(served: Callable[..., Any],
                 player.call.cancel()
 
     served(body)
+
+
+def test_finished_ladder_runners_are_freed_without_the_cycle_collector(tmp_path: Path) -> None:
+    """Ladder matches played by SDK bots that then leave: every finished match's runner is
+    freed by reference counting alone (the cycle collector is off meanwhile). The server
+    raises GC thresholds, so a runner left in a reference cycle (runner -> seat -> the bot's
+    ladder outbox -> its ``on_sent`` -> runner) would wait for a rare full collection."""
+    matches = 3
+    options = ServerOptions(port=0, http_port=None, db=db_url(tmp_path), grace_s=1.0,
+                            ladder=LadderOptions(games=("six_nimmt",), settings={
+                                "six_nimmt": {"rounds": "1", "deadline_ms": "2000"}},
+                                house_bots=("random",), house_rest_s=0.0))
+
+    async def main() -> None:
+        server = RefereeServer(options)
+        await server.start()
+        assert server.ladder is not None
+        runners: list[weakref.ref[MatchRunner]] = []
+        start = server.hub.start
+
+        def remembered(config: MatchConfig, attach: Callable[[MatchRunner], None],
+                       after: Callable[[MatchRunner], Awaitable[None]]) -> MatchRunner:
+            runner = start(config, attach, after)
+            runners.append(weakref.ref(runner))
+            return runner
+
+        server.hub.start = remembered  # type: ignore[method-assign]  # observed, not mocked
+        tokens = [server.store.add_bot(f"leaver-{i}") for i in range(3)]
+        gc.collect()
+        gc.disable()
+        try:
+            ended = await asyncio.gather(*(
+                play(f"127.0.0.1:{server.port}", token, "house:random", seed=i,
+                     ladder="six_nimmt", matches=matches) for i, token in enumerate(tokens)))
+            assert all(e.termination == "normal" for e in ended)
+            ladder = server.ladder
+            await until(lambda: not server.hub.tasks and not ladder.sessions,
+                        "the matches to end and the bots' streams to close")
+            assert len(runners) >= matches
+            kept = [r() for r in runners if r() is not None]
+            assert not kept, f"{len(kept)} of {len(runners)} finished runners are kept"
+        finally:
+            gc.enable()
+            await server.stop()
+            server.store.engine.dispose()
+
+    asyncio.run(main())
