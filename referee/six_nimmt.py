@@ -12,7 +12,7 @@ import random
 from bisect import bisect_left
 from collections.abc import Mapping
 from operator import add
-from typing import Any, NamedTuple, NoReturn, cast
+from typing import Any, Final, NamedTuple, NoReturn, cast
 
 from referee.core import (
     Action,
@@ -29,11 +29,11 @@ from referee.core import (
 )
 from referee.settings import COMMON_SETTINGS, Setting, SettingValue, check_seats, parse_settings
 
-GAME_ID = "six_nimmt"
-HIGHEST_CARD = 104
-HAND_SIZE = 10
-ROW_COUNT = 4
-ROW_LIMIT = 5
+GAME_ID: Final = "six_nimmt"
+HIGHEST_CARD: Final = 104
+HAND_SIZE: Final = 10
+ROW_COUNT: Final = 4
+ROW_LIMIT: Final = 5
 MIN_SEATS, MAX_SEATS = 2, 10
 
 
@@ -160,15 +160,24 @@ class View(NamedTuple):
     pending: tuple[tuple[Seat, DecisionKind], ...]
 
 
-_ROW_INDEXES: tuple[int, ...] = tuple(range(ROW_COUNT))
-_DECK = range(1, HIGHEST_CARD + 1)
-_ALONE: tuple[tuple[int], ...] = tuple((card,) for card in range(HIGHEST_CARD + 1))
+_ROW_INDEXES: Final[tuple[int, ...]] = tuple(range(ROW_COUNT))
+_DECK: Final = range(1, HIGHEST_CARD + 1)
+_ALONE: Final[tuple[tuple[int], ...]] = tuple((card,) for card in range(HIGHEST_CARD + 1))
 """``(card,)`` for every card: a row's new last card without building a tuple each time."""
-_bullheads_of = BULLHEADS.__getitem__
-_PLAY_CARD = DecisionKind.PLAY_CARD
-_CHOOSE_ROW = DecisionKind.CHOOSE_ROW
-_new = tuple.__new__
+_bullheads_of: Final = BULLHEADS.__getitem__
+_PLAY_CARD: Final = DecisionKind.PLAY_CARD
+_CHOOSE_ROW: Final = DecisionKind.CHOOSE_ROW
+_new: Final = tuple.__new__
 """Builds a NamedTuple from a ready tuple, skipping its Python-level ``__new__`` (hot path)."""
+_OBSERVATION: Final = Observation
+_DECISION: Final = Decision
+_CARDS_REVEALED: Final = CardsRevealed
+_TRICK_RESOLVED: Final = TrickResolved
+_ROUND_STARTED: Final = RoundStarted
+_ROUND_ENDED: Final = RoundEnded
+_bisect_left: Final = bisect_left
+"""Final aliases of the names the hot path uses: the mypyc build reads them as constants
+instead of looking each up in the module's dict on every use."""
 
 
 _STATE_FIELDS = (
@@ -272,7 +281,7 @@ class SixNimmtState:
 
     def observation(self, seat: Seat) -> Observation:
         """Return what ``seat`` may know now, including its pending decision if any."""
-        return _new(Observation, (seat, self.round, self.trick, self.hands[seat], self.rows,
+        return _new(_OBSERVATION, (seat, self.round, self.trick, self.hands[seat], self.rows,
                                   self.piles, self.penalties, self.totals, self.revealed,
                                   self.trick_plays, self.pool, self.pending.get(seat)))
 
@@ -347,12 +356,12 @@ class SixNimmtState:
                 self._reject(cards)
             hand = hand[:i] + hand[i + 1:]
             rest.append(hand)
-            asks[seat] = _new(Decision, (seat, _PLAY_CARD, hand))
+            asks[seat] = _new(_DECISION, (seat, _PLAY_CARD, hand))
         plays = cast(tuple[int, ...], cards)
         self.hands = rest
         self._asks = asks
         self.step += 1
-        events: list[Event] = [_new(CardsRevealed, (self.round, self.trick, plays))]
+        events: list[Event] = [_new(_CARDS_REVEALED, (self.round, self.trick, plays))]
         order = sorted(plays)
         if order[0] < self._ends[0]:
             seat = plays.index(order[0])
@@ -443,7 +452,7 @@ class SixNimmtState:
         record["hands"] = tuple(self.hands)
         record["rows"] = self.rows
         self._ask_play()
-        return [_new(RoundStarted, (self.round, self.rows))]
+        return [_new(_ROUND_STARTED, (self.round, self.rows))]
 
     def _lay_rows(self, rows: tuple[tuple[int, ...], ...]) -> None:
         self.rows = rows
@@ -460,7 +469,7 @@ class SixNimmtState:
         self._kind = _PLAY_CARD
         pending = self.pending = {}
         for seat, hand in enumerate(self.hands):
-            pending[seat] = _new(Decision, (seat, _PLAY_CARD, hand))
+            pending[seat] = _new(_DECISION, (seat, _PLAY_CARD, hand))
 
     def _draft(self, seat: Seat, card: int) -> list[Event]:
         self._draft_order.pop()
@@ -490,7 +499,7 @@ class SixNimmtState:
         ends, row_at = self._ends, self._row_at
         takes: list[tuple[Seat, tuple[int, ...]]] | None = None
         for card in order:
-            i = bisect_left(ends, card) - 1
+            i = _bisect_left(ends, card) - 1
             if i >= 0:
                 ends[i] = card
                 r = row_at[i]
@@ -524,7 +533,7 @@ class SixNimmtState:
             taken_t = tuple(taken)
             self.piles, self.penalties = tuple(piles), tuple(penalties)
         trick = self.trick
-        resolved = _new(TrickResolved, (self.round, trick, plays, choice, taken_t, rows_after))
+        resolved = _new(_TRICK_RESOLVED, (self.round, trick, plays, choice, taken_t, rows_after))
         self._tricks.append(resolved)
         events.append(resolved)
         self.revealed = (*self.revealed, plays)
@@ -540,7 +549,7 @@ class SixNimmtState:
         penalties = self.penalties
         self.totals = tuple(map(add, self.totals, penalties))
         self.rounds_log[-1]["penalties"] = list(penalties)
-        events: list[Event] = [_new(RoundEnded, (self.round, penalties, self.totals))]
+        events: list[Event] = [_new(_ROUND_ENDED, (self.round, penalties, self.totals))]
         if self._game_ends():
             self.over = True
             self.pending = {}
