@@ -55,8 +55,8 @@ class ArenaConfig:
 
 def seating(bots: Sequence[str], index: int) -> tuple[str, ...]:
     """Bot names by seat for game ``index``: the lineup rotated by one seat per game."""
-    n = len(bots)
-    return tuple(bots[(seat + index) % n] for seat in range(n))
+    shift = index % len(bots)
+    return (*bots[shift:], *bots[:shift])
 
 
 def play_game(state: GameState, players: Sequence[Bot],
