@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import grpc
@@ -19,7 +19,7 @@ from tests.seat_client import SeatClient
 from tests.serving import ServerProcess
 
 
-def run(coro: Callable[[], Awaitable[Any]]) -> Any:
+def run(coro: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     """Run one async test body."""
     return asyncio.run(coro())
 
@@ -115,13 +115,15 @@ def test_malformed_and_oversized_messages(server: ServerProcess) -> None:
             live.join()
             await live.next("decision")
             metadata = [("authorization", f"Bearer {token}")]
-            raw = channel.stream_stream(wire.PLAY)
+            raw: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = \
+                channel.stream_stream(wire.PLAY)
             call = raw(iter([b"\xff\xff\xff\xff garbage"]), metadata=metadata)
             with pytest.raises(grpc.aio.AioRpcError) as info:
                 async for _ in call:
                     pass
             assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-            submit = channel.unary_unary(wire.SUBMIT_ANSWER)
+            submit: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = \
+                channel.unary_unary(wire.SUBMIT_ANSWER)
             with pytest.raises(grpc.aio.AioRpcError) as info:
                 await submit(b"\x0a" + b"\xff" * 8, metadata=metadata)
             assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
