@@ -16,11 +16,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bare_loop import bare_game
 
 import referee
+from benchmarks.bare_loop import bare_game
 from client_sdk.arena import ArenaConfig, play_one
 
 

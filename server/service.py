@@ -103,14 +103,14 @@ class BotService:
             await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
             raise AssertionError("unreachable") from None
 
-    async def _join(self, bot: BotRow, game: str,
-                    context: grpc.aio.ServicerContext[Any, Any]) -> LadderSession:
+    async def _join(self, bot: BotRow, game: str, context: grpc.aio.ServicerContext[Any, Any],
+                    matches: int = 0) -> LadderSession:
         if self.ladder is None:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 "this server runs no ladder")
             raise AssertionError("unreachable")
         try:
-            return self.ladder.join(bot, game)
+            return self.ladder.join(bot, game, matches)
         except LadderError as exc:
             await context.abort(getattr(grpc.StatusCode, exc.code), str(exc))
             raise AssertionError("unreachable") from None
@@ -177,7 +177,7 @@ class BotService:
         if message is None or message.WhichOneof("body") != "join":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 "the first message of Play must be a well-formed Join")
-        session = await self._join(bot, message.join.ladder, context)
+        session = await self._join(bot, message.join.ladder, context, message.join.matches)
         batches = message.join.accept_batches
         outbox = session.outbox
         problem: list[str] = []
@@ -230,7 +230,7 @@ class BotService:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed SubscribeRequest")
         bot = await self._bot(context, fresh=True)
         if bot is not None:
-            session = await self._join(bot, request.ladder, context)
+            session = await self._join(bot, request.ladder, context, request.matches)
             outbox = session.outbox
             try:
                 async for item in _drain(outbox, request.accept_batches):

@@ -221,6 +221,34 @@ def test_two_servers_on_one_postgresql_never_double_seat(
                 verify(store.replay(match.id))
 
 
+def test_a_bot_with_matches_n_plays_exactly_n_and_exits_0(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """``bullring bot --ladder six_nimmt --matches 2`` plays two matches and exits 0, and the
+    server never seats it in a third: Join.matches tells the server to stop seating it after
+    its last match, instead of the next table racing the bot's hang-up. Three bots at once
+    (one over Subscribe) beside a house bot that is always ready for the next table."""
+    server = LadderServer(db_url(tmp_path), [*FAST, "--table-size", "six_nimmt=2-2",
+                                              "--house-bots", "random", "--house-rest", "0"])
+    stop_all.append(server.start())
+    transports = {"stream1": "stream", "stream2": "stream", "unary1": "unary"}
+    bots = [LadderBot.start(name, server.address, server.add_bot(name), "six_nimmt",
+                            "house:greedy", "--matches", "2", "--transport", transport)
+            for name, transport in transports.items()]
+    stop_all.extend(bots)
+    for bot in bots:
+        assert bot.proc.wait(timeout=120) == 0, bot.err.text()[-3000:]
+        bot.out.wait(lambda lines: bool(lines) and lines[-1] == "", 10, "the end of output")
+    server.stop()
+
+    store = Store(server.db)
+    for bot in bots:
+        seen = [match_id for match_id, _ in bot.matches()]
+        assert len(seen) == 2, bot.out.text()
+        stored = store.matches(bot=bot.name)
+        assert sorted(m.id for m in stored) == sorted(seen), (bot.name, stored)
+        assert all(m.status == "finished" for m in stored)
+
+
 def test_ladder_joins_that_cannot_be_served_are_refused(
         tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
     """A game without a ladder here, a disabled bot and a revoked token are refused at once
