@@ -215,6 +215,22 @@ def unbatch(response: pb.PlayResponse) -> Sequence[pb.PlayResponse]:
     return (response,)
 
 
+def lost_to_own_write(error: grpc.aio.AioRpcError) -> bool:
+    """Whether ``error`` is grpc's asyncio client losing the server's status to its own
+    failed write, not a status the server sent.
+
+    When a server ends a client-streaming call before reading it (a refused token, at once),
+    a write the client still had in flight fails, and grpc.aio (up to at least 1.85)
+    overwrites the status the server sent with ``INTERNAL: Internal error from Core``
+    (``Failed "execute_batch": (SendMessageOperation,)``): grpc/grpc#36066, fix proposed in
+    grpc/grpc#43486. grpc's sync client on the same call reports the server's status.
+    """
+    return (error.code() == grpc.StatusCode.INTERNAL
+            and error.details() == "Internal error from Core"
+            and 'Failed "execute_batch"' in (error.debug_error_string() or "")
+            and "SendMessageOperation" in (error.debug_error_string() or ""))
+
+
 def channel_options() -> list[tuple[str, int]]:
     """gRPC options both ends use: message size limits and keepalive."""
     return [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),

@@ -80,7 +80,25 @@ def verify(replay: dict[str, Any]) -> None:
         _compare("ranks", list(ranks), replay["ranks"])
 
 
-def _replay_answers(state: GameState, events: list[dict[str, Any]]) -> None:
+def public_events(replay: dict[str, Any]) -> list[Any]:
+    """The public events of a stored match, in the order its spectators saw them live: the
+    opening, then those of every decision point its answers resolved (``verify`` checks a
+    replay; this only re-plays it). Raises ReplayError if the answers do not fit the game."""
+    spec = get_game(str(replay["game"]))
+    try:
+        state = spec.new_state(len(replay["seats"]), replay["settings"], int(replay["seed"]))
+    except RefereeError as exc:
+        raise ReplayError(f"settings: {exc}") from exc
+    events = list(state.opening)
+    _replay_answers(state, replay["events"], events, partial_ok=True)
+    return events
+
+
+def _replay_answers(state: GameState, events: list[dict[str, Any]],
+                    published: list[Any] | None = None, partial_ok: bool = False) -> None:
+    """Apply the logged answers, a decision point at a time; the engine's events go to
+    ``published``. Answers left waiting for other seats at the end (an aborted match) are an
+    error unless ``partial_ok``."""
     batch: dict[int, int | str] = {}
     for index, event in enumerate(events):
         if event.get("type") != ANSWER:
@@ -104,9 +122,11 @@ def _replay_answers(state: GameState, events: list[dict[str, Any]]) -> None:
             raise ReplayError(f"{where}: {exc}") from exc
         batch[seat] = action  # type: ignore[assignment]
         if batch.keys() == state.pending.keys():
-            state.apply(batch)
+            applied = state.apply(batch)
+            if published is not None:
+                published.extend(applied)
             batch = {}
-    if batch:
+    if batch and not partial_ok:
         raise ReplayError(f"the log ends with answers {batch} still waiting for other seats")
 
 

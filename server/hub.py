@@ -8,12 +8,20 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from client_sdk import wire
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from referee.replay import ReplayError, public_events
 from server.db_retry import DatabaseUnavailableError
 from server.match_runner import MatchRunner
 from server.models import BotRow
-from server.store import MatchConfig, Store
+from server.store import MatchConfig, Store, UnknownMatchError
 
 log = logging.getLogger("bullring.hub")
+
+FINISHED_LINGER_S = 10.0
+"""How long a seat-token match's runner stays after the match ended: a seat that reconnects
+meanwhile still gets the end from it. Then it is dropped (a ladder's runner at once); the
+store answers for the match from then on (its replay, its public events)."""
 
 BOT_TOKEN_CACHE_S = 5.0
 """How long a bot token's lookup is reused (a rotated or disabled bot is refused within this)."""
@@ -27,13 +35,17 @@ class MatchHub:
     """Starts a runner for a stored match when its first bot joins, and stores its end."""
 
     def __init__(self, store: Store, start_timeout_s: float = 60.0,
-                 instance: str = "local") -> None:
+                 instance: str = "local", linger_s: float = FINISHED_LINGER_S) -> None:
         self.store = store
+        self.linger_s = linger_s
+        """How long a finished seat-token match's runner is kept (FINISHED_LINGER_S)."""
         self.start_timeout_s = start_timeout_s
         self.instance = instance
         """This server process's instance id, written on the matches it runs."""
         self.runners: dict[str, MatchRunner] = {}
+        """The runners of the matches live here (and of those ended in the last linger)."""
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        """The task of each match still running here."""
         self._tokens: dict[str, tuple[str, int] | None] = {}
         self._bots: dict[str, tuple[float, BotRow]] = {}
         self._lock = asyncio.Lock()
@@ -81,8 +93,45 @@ class MatchHub:
             await asyncio.to_thread(self.store.claim_match, match_id, self.instance)
             runner = MatchRunner(config, self._stored, self.start_timeout_s)
             self.runners[match_id] = runner
-            self.tasks[match_id] = asyncio.create_task(runner.run(), name=f"match-{match_id}")
+            self.tasks[match_id] = asyncio.create_task(self._run(runner), name=f"match-{match_id}")
             return runner
+
+    async def _run(self, runner: MatchRunner) -> None:
+        """Run a seat-token match; once it is over, drop its runner after ``linger_s``."""
+        match_id = runner.config.match_id
+        try:
+            await runner.run()
+        finally:
+            self.tasks.pop(match_id, None)
+            if self.linger_s > 0:
+                asyncio.get_running_loop().call_later(self.linger_s, self._drop, match_id,
+                                                      runner)
+            else:
+                self._drop(match_id, runner)
+
+    def _drop(self, match_id: str, runner: MatchRunner) -> None:
+        """Forget a finished match: its runner and its seats' cached tokens."""
+        if self.runners.get(match_id) is runner:
+            del self.runners[match_id]
+        for token in [t for t, seat in self._tokens.items()
+                      if seat is not None and seat[0] == match_id]:
+            del self._tokens[token]
+
+    async def ended(self, match_id: str) -> list[pb.WatchResponse] | None:
+        """What a spectator of a match that ended (and is no longer live here) is sent: its
+        public events from the stored replay, then its end; None if no replay is stored."""
+        if not 0 < len(match_id) <= 64 or "\x00" in match_id:
+            return None  # no such id is stored (and PostgreSQL refuses NUL in a string)
+        try:
+            replay = await asyncio.to_thread(self.store.replay, match_id)
+            events = public_events(replay)
+        except (UnknownMatchError, ReplayError):
+            return None
+        messages = [pb.WatchResponse(event=wire.event_to_proto(e)) for e in events]
+        messages.append(pb.WatchResponse(match_ended=pb.MatchEnded(
+            totals=replay["totals"], ranks=replay["ranks"],
+            termination=replay["termination"])))
+        return messages
 
     def start(self, config: MatchConfig, attach: Callable[[MatchRunner], None],
               after: Callable[[MatchRunner], Awaitable[None]]) -> MatchRunner:

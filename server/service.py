@@ -286,19 +286,32 @@ class SpectatorService:
 
     async def watch(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
                     ) -> AsyncIterator[pb.WatchResponse]:
-        """Stream the match's public events from its start, then its end."""
+        """Stream the match's public events from its start, then its end (for a match no
+        longer live here, from its stored replay)."""
         message = _parse(pb.WatchRequest, raw)
         if message is None:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed WatchRequest")
             raise AssertionError("unreachable")
         runner = self.hub.runners.get(message.match_id)
         if runner is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND,
-                                f"no live match {message.match_id!r} on this server")
-            raise AssertionError("unreachable")
+            try:
+                ended = await self.hub.ended(message.match_id)
+            except DatabaseUnavailableError:
+                await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
+                raise AssertionError("unreachable") from None
+            if ended is None:
+                await context.abort(grpc.StatusCode.NOT_FOUND,
+                                    f"no live or ended match {message.match_id!r} here")
+                raise AssertionError("unreachable")
+            for stored in ended:
+                yield stored
+            return
         queue = runner.watch()
-        while (item := await queue.get()) is not None:
-            yield item
+        try:
+            while (item := await queue.get()) is not None:
+                yield item
+        finally:
+            runner.unwatch(queue)  # a spectator that left is fed no more
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler serving this service's methods."""

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import grpc
+import httpx
 import pytest
 
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
@@ -205,3 +206,60 @@ def test_a_postgresql_restart_loses_nothing_and_the_ladder_goes_on(
         assert len(new) >= 2, "the ladder should go on after the restart"
         check_rating_chains(store, "six_nimmt")
         store.engine.dispose()
+
+
+def check_unavailable(response: httpx.Response) -> None:
+    """Assert ``response`` is the API's answer while the database is unavailable: 503 with
+    the JSON error ``database_unavailable`` and a Retry-After header."""
+    assert response.status_code == 503, response.text
+    assert response.json()["error"]["code"] == "database_unavailable"
+    assert int(response.headers["Retry-After"]) > 0
+
+
+def test_http_answers_503_while_a_locked_sqlite_file_outlasts_the_budget(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """Another connection holds SQLite's write lock past the server's retry budget (1 s):
+    an admin write that is retried (disable a bot) and one that is not (register a bot) get
+    503 ``database_unavailable`` with Retry-After, not 500, and so does a read (the server
+    begins every transaction IMMEDIATE); once the lock is released the same requests
+    succeed, and no Traceback is logged."""
+    db = db_url(tmp_path)
+    server = LadderServer(db, ["--db-retry", "1"]).start()
+    stop_all.append(server)
+    admin = {"Authorization": f"Bearer {server.admin_token()}"}
+    bots = f"{server.http}/api/admin/bots"
+    assert httpx.post(bots, json={"name": "first"}, headers=admin).status_code == 201
+    locker = sqlite3.connect(db.removeprefix("sqlite:///"), timeout=30, isolation_level=None)
+    try:
+        locker.execute("BEGIN EXCLUSIVE")
+        check_unavailable(httpx.post(f"{bots}/first/disable", headers=admin, timeout=30))
+        check_unavailable(httpx.post(bots, json={"name": "second"}, headers=admin,
+                                     timeout=30))
+        check_unavailable(httpx.get(f"{server.http}/api/matches", timeout=30))
+    finally:
+        locker.execute("COMMIT")
+        locker.close()
+    assert httpx.post(f"{bots}/first/disable", headers=admin).json()["enabled"] is False
+    assert httpx.post(bots, json={"name": "second"}, headers=admin).status_code == 201
+    text = server.stop()
+    assert "database unavailable" in text and "Traceback" not in text, text[-3000:]
+
+
+def test_http_answers_503_while_postgresql_is_down_past_the_budget(
+        stop_all: list[LadderBot | LadderServer]) -> None:
+    """A private PostgreSQL cluster is stopped under a server with a 1 s retry budget: the
+    public reads (leaderboard, matches) answer 503 ``database_unavailable`` with
+    Retry-After, not 500; once the cluster is started again they answer 200, and no
+    Traceback is logged."""
+    with private_postgres() as cluster:
+        server = LadderServer(cluster.url, ["--db-retry", "1"]).start()
+        stop_all.append(server)
+        reads = [f"{server.http}/api/leaderboard?game=six_nimmt", f"{server.http}/api/matches"]
+        assert all(httpx.get(url).status_code == 200 for url in reads)
+        cluster.stop()
+        for url in reads:
+            check_unavailable(httpx.get(url, timeout=30))
+        cluster.start()
+        assert all(httpx.get(url, timeout=30).status_code == 200 for url in reads)
+        text = server.stop()
+        assert "database unavailable" in text and "Traceback" not in text, text[-3000:]

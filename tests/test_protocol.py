@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -135,6 +136,43 @@ def test_malformed_and_oversized_messages(server: ServerProcess) -> None:
             assert (await live.next("accepted")).decision_id == decision.decision_id
             live.close()
             live.call.cancel()
+    run(body)
+
+
+def test_refused_raw_bytes_get_the_status_the_server_sent(server: ServerProcess) -> None:
+    """Random bytes as a Play stream's first message, with no token, an unknown one or a
+    seat's: the server answers UNAUTHENTICATED or INVALID_ARGUMENT, never INTERNAL, as grpc's
+    sync client reports it. grpc's asyncio client sometimes reports its own write, lost to a
+    refusal that came first, as INTERNAL (grpc/grpc#36066, the soak's one INTERNAL), and only
+    ever in the form ``wire.lost_to_own_write`` recognises."""
+    seat = server.create_match("six_nimmt", 2).tokens[0]
+    expected = {None: grpc.StatusCode.UNAUTHENTICATED,
+                "bot_nonsense": grpc.StatusCode.UNAUTHENTICATED,
+                seat: grpc.StatusCode.INVALID_ARGUMENT}
+    rng = random.Random(7)
+    calls = [(rng.randbytes(rng.randrange(0, 200)) + b"\xff\xff\xff", rng.choice(list(expected)))
+             for _ in range(450)]
+
+    def metadata(token: str | None) -> list[tuple[str, str]]:
+        return [] if token is None else [("authorization", f"Bearer {token}")]
+
+    with grpc.insecure_channel(server.address) as channel:
+        play = channel.stream_stream(wire.PLAY)
+        for body, token in calls:
+            with pytest.raises(grpc.RpcError) as sync_info:
+                for _ in play(iter([body]), metadata=metadata(token)):
+                    pass
+            assert sync_info.value.code() == expected[token], (body, token)
+
+    async def body() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            play = channel.stream_stream(wire.PLAY)
+            for raw, token in calls:
+                with pytest.raises(grpc.aio.AioRpcError) as info:
+                    async for _ in play(iter([raw]), metadata=metadata(token)):
+                        pass
+                assert (info.value.code() == expected[token]
+                        or wire.lost_to_own_write(info.value)), info.value
     run(body)
 
 

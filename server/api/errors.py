@@ -13,7 +13,10 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from server.db_retry import DatabaseUnavailableError, is_transient
 
 log = logging.getLogger("bullring.http")
 
@@ -29,6 +32,7 @@ CODES_BY_STATUS: dict[int, str] = {
     415: "unsupported_media_type",
     422: "invalid_request",
     429: "too_many_requests",
+    503: "database_unavailable",
 }
 """The stable code of a framework error, by HTTP status."""
 
@@ -87,6 +91,23 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(422, "invalid_request", "; ".join(problems) or "invalid request")
 
 
+RETRY_AFTER_S = 5
+"""What a 503 ``database_unavailable`` answer's Retry-After header says, in seconds."""
+
+
+async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
+    """503 with a JSON error when the database stayed unavailable past the retry budget (or,
+    for a call that is not retried, was unavailable at once); any other database error is
+    the server's fault (500)."""
+    if isinstance(exc, DBAPIError) and not is_transient(exc):
+        return await _unexpected(request, exc)
+    log.warning("HTTP %s %s: database unavailable: %s", request.method, request.url.path,
+                str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    return error_response(503, "database_unavailable",
+                          "the database is unavailable for the moment; try again shortly",
+                          {"Retry-After": str(RETRY_AFTER_S)})
+
+
 async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error in an HTTP handler", exc_info=exc)
     return error_response(500, "internal_error", "the server failed; the error is logged")
@@ -97,6 +118,8 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(DatabaseUnavailableError, _database_unavailable)
+    app.add_exception_handler(DBAPIError, _database_unavailable)
     app.add_exception_handler(Exception, _unexpected)
 
 

@@ -5,7 +5,7 @@ chip count: those are not in public events (RULES.md §4)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header
@@ -21,9 +21,11 @@ from server.match_runner import MatchRunner
 router = APIRouter(prefix="/api", tags=["browse"])
 
 
-async def watched(ctx: Context, match_id: MatchId) -> MatchRunner | pb.MatchEnded:
-    """The live runner of ``match_id``, or the end of a match that ended before; 404/409
-    for a match that is unknown, not started, or running on another server."""
+async def watched(ctx: Context, match_id: MatchId
+                  ) -> MatchRunner | list[pb.WatchResponse] | pb.MatchEnded:
+    """The live runner of ``match_id``; for a match that ended, its public events from the
+    stored replay and its end (or only its end, without a replay); 404/409 for a match that
+    is unknown, not started, or running on another server."""
     runner = ctx.hub.runners.get(match_id)
     if runner is not None:
         return runner
@@ -33,13 +35,17 @@ async def watched(ctx: Context, match_id: MatchId) -> MatchRunner | pb.MatchEnde
     if info.totals is None or info.ranks is None:
         raise ApiError(404, "match_not_live", f"match {match_id!r} is not running on this "
                                               "server")
+    stored = await ctx.hub.ended(match_id)
+    if stored is not None:
+        return stored
     return pb.MatchEnded(totals=info.totals, ranks=info.ranks,
                          termination=info.termination or "")
 
 
 @router.get("/matches/{match_id}/feed", response_class=EventSourceResponse,
             responses=error_responses(404, 409, 422))
-async def feed(source: Annotated[MatchRunner | pb.MatchEnded, Depends(watched)],
+async def feed(source: Annotated[MatchRunner | list[pb.WatchResponse] | pb.MatchEnded,
+                                  Depends(watched)],
                last_event_id: Annotated[int | None, Header(
                    alias="Last-Event-ID", ge=0, le=2**31,
                    description="resume after this event (sent by a reconnecting EventSource)")
@@ -49,18 +55,32 @@ async def feed(source: Annotated[MatchRunner | pb.MatchEnded, Depends(watched)],
     if isinstance(source, pb.MatchEnded):
         yield ServerSentEvent(event="end", data=match_ended(source))
         return
+    if isinstance(source, list):
+        for event in _numbered(source, last_event_id or 0):
+            yield event
+        return
     queue = source.watch()
-    skip = last_event_id or 0
     number = 0
     try:
         while (item := await queue.get()) is not None:
-            if item.WhichOneof("body") == "match_ended":
-                yield ServerSentEvent(event="end", data=match_ended(item.match_ended))
-                continue
-            number += 1
-            if number > skip:
-                yield ServerSentEvent(event="public", data=public_event(item.event),
-                                      id=str(number))
+            for event in _numbered([item], last_event_id or 0, number):
+                yield event
+            number += item.WhichOneof("body") != "match_ended"
             await asyncio.sleep(0)
     finally:
         source.unwatch(queue)
+
+
+def _numbered(items: list[pb.WatchResponse], skip: int, before: int = 0
+              ) -> Iterator[ServerSentEvent]:
+    """``items`` as Server-Sent Events: public events numbered on from ``before`` (those up
+    to ``skip`` left out: the client has them), the end unnumbered."""
+    number = before
+    for item in items:
+        if item.WhichOneof("body") == "match_ended":
+            yield ServerSentEvent(event="end", data=match_ended(item.match_ended))
+            continue
+        number += 1
+        if number > skip:
+            yield ServerSentEvent(event="public", data=public_event(item.event),
+                                  id=str(number))
