@@ -138,7 +138,7 @@ def _answer_first_request_while_busy(address: str, token: str,
         play = channel.stream_stream(wire.PLAY,
                                      request_serializer=pb.PlayRequest.SerializeToString,
                                      response_deserializer=pb.PlayResponse.FromString)
-        stream = play(requests(), metadata=[("authorization", f"Bearer {token}")])
+        stream = play(requests(), metadata=(("authorization", f"Bearer {token}"),))
         for response in stream:
             for message in wire.unbatch(response):
                 kind = message.WhichOneof("body")
