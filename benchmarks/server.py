@@ -7,6 +7,11 @@ Each connected bot plays its own 2-seat 6 nimmt! match against an in-process hou
 every wait it sees is the server's. Bots answer at once with their first legal card. The echo
 server answers each message of a bidirectional stream with the same bytes; its p50 is the
 floor of the transport, so "server-added p50" = referee p50 - echo p50.
+
+"timeouts" are those the stored logs charge to the bots while they played. "client lag ms"
+is the most a client process's event loop ran late (referee/echo, worst run): a starved
+client reads requests late however fast its bots answer, so with a lag near the deadline
+(1,000 ms) a timeout may be the client's, not the server's.
 """
 
 from __future__ import annotations
@@ -118,31 +123,44 @@ async def _echo_seat(address: str, stop_at: float, warm_at: float, lat: list[flo
     return done
 
 
+LAG_TICK_S = 0.01
+"""How often a client process checks how late its event loop runs."""
+
+
 def _client(args: tuple[str, str, list[str], int, float, float]
-            ) -> tuple[int, list[float], float]:
-    """One client process: its seats' round trips, their latencies, and its CPU seconds,
-    all counted between the parent's wall-clock ``warm`` and ``stop`` times."""
+            ) -> tuple[int, list[float], float, float]:
+    """One client process: its seats' round trips, their latencies, its CPU seconds, and
+    the most its event loop ran late (a starved client answers late however fast its bots
+    are), all counted between the parent's wall-clock ``warm`` and ``stop`` times."""
     mode, address, tokens, count, warm_wall, stop_wall = args
 
-    async def run() -> tuple[int, list[float], float]:
+    async def run() -> tuple[int, list[float], float, float]:
         offset = time.perf_counter() - time.time()  # the parent's wall-clock times, here
         warm_at, stop_at = warm_wall + offset, stop_wall + offset
         lat: list[float] = []
         cpu: list[float] = []
+        lag = [0.0]
 
         async def sample_cpu() -> None:
             for moment in (warm_at, stop_at):
                 await asyncio.sleep(max(0.0, moment - time.perf_counter()))
                 cpu.append(time.process_time())
 
+        async def sample_lag() -> None:
+            while (before := time.perf_counter()) < stop_at:
+                await asyncio.sleep(LAG_TICK_S)
+                lag[0] = max(lag[0], time.perf_counter() - before - LAG_TICK_S)
+
         sampler = asyncio.create_task(sample_cpu())
+        lagger = asyncio.create_task(sample_lag())
         if mode == "referee":
             jobs = [_referee_seat(address, t, stop_at, warm_at, lat) for t in tokens]
         else:
             jobs = [_echo_seat(address, stop_at, warm_at, lat) for _ in range(count)]
         done = sum(await asyncio.gather(*jobs))
         await sampler
-        return done, lat, cpu[1] - cpu[0]
+        await lagger
+        return done, lat, cpu[1] - cpu[0], lag[0]
 
     return asyncio.run(run())
 
@@ -157,6 +175,8 @@ class Figures:
     p99_ms: float
     server_cpu_us: float
     client_cpu_us: float
+    client_lag_ms: float
+    """The most a client process's event loop ran late (from the clients' start)."""
 
 
 def measure(mode: str, address: str, tokens: list[str], bots: int, server_pid: int,
@@ -181,14 +201,15 @@ def measure(mode: str, address: str, tokens: list[str], bots: int, server_pid: i
     with multiprocessing.get_context("spawn").Pool(k) as pool:
         results = pool.map(_client, jobs)
     sampler.join()
-    total = sum(n for n, _, _ in results)
-    lat = sorted(x for _, xs, _ in results for x in xs)
+    total = sum(n for n, _, _, _ in results)
+    lat = sorted(x for _, xs, _, _ in results for x in xs)
     if not total:
         raise RuntimeError(f"no {mode} round trip was counted")
     return Figures(per_s=total / args.seconds, p50_ms=statistics.median(lat) * 1000,
                    p99_ms=percentile(lat, 0.99) * 1000,
                    server_cpu_us=(cpu[1] - cpu[0]) / total * 1e6,
-                   client_cpu_us=sum(c for _, _, c in results) / total * 1e6)
+                   client_cpu_us=sum(c for _, _, c, _ in results) / total * 1e6,
+                   client_lag_ms=max(lag for _, _, _, lag in results) * 1000)
 
 
 def _timeouts_while_playing(events: list[dict[str, Any]]) -> int:
@@ -256,7 +277,7 @@ def main() -> None:
             print(f"{'bots':>5} {'referee/s':>10} {'echo/s':>8} {'ratio':>5} {'(range)':>9} "
                   f"{'ref p50':>8} {'ref p99':>8} {'echo p50':>8} {'echo p99':>8} "
                   f"{'added p50':>9} {'timeouts':>8} {'server cpu us':>13} "
-                  f"{'client cpu us':>13}")
+                  f"{'client cpu us':>13} {'client lag ms':>13}")
             for bots in counts:
                 pairs: list[tuple[float, Figures, Figures]] = []
                 timeouts = 0
@@ -270,10 +291,12 @@ def main() -> None:
                 spread = f"{pairs[0][0]:.2f}-{pairs[-1][0]:.2f}"
                 cpu = f"{ref.server_cpu_us:.0f}/{ech.server_cpu_us:.0f}"
                 client = f"{ref.client_cpu_us:.0f}/{ech.client_cpu_us:.0f}"
+                lag = f"{max(p[1].client_lag_ms for p in pairs):.0f}/" \
+                      f"{max(p[2].client_lag_ms for p in pairs):.0f}"
                 print(f"{bots:>5} {ref.per_s:>10.0f} {ech.per_s:>8.0f} {ratio:>5.2f} {spread:>9} "
                       f"{ref.p50_ms:>8.3f} {ref.p99_ms:>8.3f} {ech.p50_ms:>8.3f} "
                       f"{ech.p99_ms:>8.3f} {ref.p50_ms - ech.p50_ms:>9.3f} {timeouts:>8} "
-                      f"{cpu:>13} {client:>13}", flush=True)
+                      f"{cpu:>13} {client:>13} {lag:>13}", flush=True)
         finally:
             if echo.poll() is None:
                 echo.terminate()

@@ -55,8 +55,8 @@ class ArenaConfig:
 
 def seating(bots: Sequence[str], index: int) -> tuple[str, ...]:
     """Bot names by seat for game ``index``: the lineup rotated by one seat per game."""
-    n = len(bots)
-    return tuple(bots[(seat + index) % n] for seat in range(n))
+    shift = index % len(bots)
+    return (*bots[shift:], *bots[:shift])
 
 
 def play_game(state: GameState, players: Sequence[Bot],
@@ -84,12 +84,19 @@ def make_bot(name: str, game: str, seed: int = 0) -> Bot:
     (``house:NAME``, ``package.module:ClassName``, ``path/to/file.py:ClassName``), so an
     author's own bot plays in the arena exactly as it does over the wire (resolved as the
     tournament resolves its entrants)."""
-    from client_sdk.tournament import TournamentError, bot_maker
+    maker = _makers.get((name, game))
+    if maker is None:
+        from client_sdk.tournament import TournamentError, bot_maker
 
-    try:
-        return bot_maker(name, game)(seed)
-    except TournamentError as exc:
-        raise UnknownBotError(str(exc)) from exc
+        try:
+            maker = _makers[name, game] = bot_maker(name, game)
+        except TournamentError as exc:
+            raise UnknownBotError(str(exc)) from exc
+    return maker(seed)
+
+
+_makers: dict[tuple[str, str], Callable[[int], Bot]] = {}
+"""Bot makers already resolved, by (name, game): the arena makes four or five a game."""
 
 
 def play_one(config: ArenaConfig, index: int) -> GameOutcome:

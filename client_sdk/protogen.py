@@ -6,12 +6,18 @@ Output: ``client_sdk/generated/bullring/v1/referee_pb2.py`` (+ ``.pyi``).
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_DIR = ROOT / "proto"
 OUT_DIR = ROOT / "client_sdk" / "generated"
+
+_RUNTIME_CHECK = re.compile(
+    r"ValidateProtobufRuntimeVersion\(\s*_runtime_version\.Domain\.PUBLIC,"
+    r"\s*(\d+),\s*(\d+),\s*(\d+),")
 
 
 def generate(proto_dir: Path = PROTO_DIR, out_dir: Path = OUT_DIR) -> list[Path]:
@@ -31,6 +37,26 @@ def generate(proto_dir: Path = PROTO_DIR, out_dir: Path = OUT_DIR) -> list[Path]
             folder = folder.parent
             marker = folder / "__init__.py"
     return sorted(out_dir.rglob("*_pb2.py"))
+
+
+def runtime_floor(outputs: Iterable[Path]) -> tuple[int, int, int]:
+    """The oldest protobuf runtime the generated code imports under, as (major, minor, patch).
+
+    Each ``_pb2.py`` calls ``ValidateProtobufRuntimeVersion`` with the version of the protoc
+    that wrote it and raises ``VersionError`` on an older runtime, so the floor is the
+    highest version named there. That protoc is the one bundled with grpcio-tools, which is
+    why pyproject.toml bounds grpcio-tools wherever the code is generated.
+    """
+    found = []
+    for path in outputs:
+        match = _RUNTIME_CHECK.search(path.read_text(encoding="utf-8"))
+        if match is None:
+            raise ValueError(f"no ValidateProtobufRuntimeVersion call in {path}")
+        major, minor, patch = (int(x) for x in match.groups())
+        found.append((major, minor, patch))
+    if not found:
+        raise ValueError("no generated _pb2.py files to read the protobuf floor from")
+    return max(found)
 
 
 if __name__ == "__main__":

@@ -272,6 +272,13 @@ class _Seat:
                  list(ended.totals), list(ended.ranks), ended.termination, self.played)
         return 0 < self.matches <= self.played
 
+    def matches_left(self) -> int:
+        """For Join.matches: the ladder matches still to play (the one in progress counts,
+        so a reconnect takes it back); 0 for no limit, or for one seat of one match."""
+        if self.ladder is None or self.matches <= 0:
+            return 0
+        return self.matches - self.played
+
     def _start(self, started: pb.MatchStarted) -> None:
         seats = ", ".join(started.seat_names)
         if self.bot is not None and started.match_id == self.match_id:
@@ -381,7 +388,8 @@ async def _play_stream(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tu
     call = stubs["Play"](metadata=metadata)
     try:
         await call.write(pb.PlayRequest(join=pb.Join(client=client, ladder=seat.ladder or "",
-                                                     accept_batches=True)))
+                                                     accept_batches=True,
+                                                     matches=seat.matches_left())))
         while True:
             received = await call.read()
             if received is grpc.aio.EOF:
@@ -411,7 +419,8 @@ async def _play_unary(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tup
                       client: str, conn: _Connection) -> pb.MatchEnded | None:
     """Play over Subscribe and SubmitAnswer; MatchEnded, or None if the stream just ended."""
     call = stubs["Subscribe"](pb.SubscribeRequest(client=client, ladder=seat.ladder or "",
-                                                  accept_batches=True),
+                                                  accept_batches=True,
+                                                  matches=seat.matches_left()),
                               metadata=metadata)
     try:
         while True:

@@ -158,9 +158,7 @@ def bot_maker(spec: str, game: str) -> Callable[[int], Bot]:
             house_bot(spec, game)
         except UnknownBotError as exc:
             raise TournamentError(str(exc)) from None
-
-        def make(seed: int) -> Bot:
-            return house_bot(spec, game, seed)
+        make: Callable[[int], Bot] = HOUSE_BOTS[spec]  # checked just now: the class makes it
     elif ":" in spec:
         from client_sdk.runner import bot_factory  # imports grpc: only for module:Class
 
@@ -170,8 +168,9 @@ def bot_maker(spec: str, game: str) -> Callable[[int], Bot]:
         except ValueError as exc:
             raise TournamentError(str(exc)) from None
 
-        def make(seed: int) -> Bot:
+        def guarded(seed: int) -> Bot:
             return _Guarded(spec, factory(game, seed))
+        make = guarded
     else:
         raise TournamentError(f"unknown bot {spec!r}: neither a house bot "
                               f"({', '.join(HOUSE_BOTS)}) nor module:Class")

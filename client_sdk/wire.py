@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
 import grpc
@@ -64,36 +65,91 @@ _ACTION_FIELD: dict[DecisionKind, str] = {
 }
 
 
+def varint(value: int) -> bytes:
+    """``value`` (0 <= value < 2**63) as a protobuf varint."""
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _encoded_actions(field: int, top: int) -> tuple[bytes, ...]:
+    """``DecisionRequest.legal`` entries holding ``Action`` field ``field`` = 0..``top``,
+    encoded once: merging their bytes is the cheapest way to fill ``legal`` (a request has
+    up to ten of them, and each ``legal.add(card=x)`` costs a keyword call into upb)."""
+    tag = bytes([3 << 3 | 2])  # DecisionRequest.legal, length-delimited
+    return tuple(tag + varint(len(body)) + body
+                 for body in (bytes([field << 3]) + varint(v) for v in range(top + 1)))
+
+
+_LEGAL_CARD = _encoded_actions(1, 255)
+_LEGAL_ROW = _encoded_actions(2, 255)
+
+
+def decision_response(observation: Any, decision_id: str,
+                      time_left_ms: int) -> pb.PlayResponse:
+    """The PlayResponse carrying ``observation``'s pending decision as a DecisionRequest.
+
+    Built in place field by field: this runs for every request the server sends, and it
+    costs half of building the request from nested dicts and wrapping it (a copy)."""
+    response = pb.PlayResponse()
+    _fill_request(response.decision, observation, decision_id, time_left_ms)
+    return response
+
+
 def observation_to_request(observation: Any, decision_id: str,
                            time_left_ms: int) -> pb.DecisionRequest:
     """Build the DecisionRequest carrying ``observation`` and its pending decision."""
-    # Built from plain dicts in one constructor call: this runs for every request the
-    # server sends, and upb converts nested dicts faster than separate message objects.
+    request = pb.DecisionRequest()
+    _fill_request(request, observation, decision_id, time_left_ms)
+    return request
+
+
+def _fill_request(request: pb.DecisionRequest, observation: Any, decision_id: str,
+                  time_left_ms: int) -> None:
     decision: Decision = observation.decision
+    request.decision_id = decision_id
+    request.kind = KIND_TO_PROTO[decision.kind]
+    request.time_left_ms = time_left_ms
     name = _ACTION_FIELD[decision.kind]
-    legal = ([{name: str(a)} for a in decision.legal] if name == "word"
-             else [{name: int(a)} for a in decision.legal])
+    if name == "word":
+        for word in decision.legal:
+            request.legal.add(word=str(word))
+    else:
+        table = _LEGAL_CARD if name == "card" else _LEGAL_ROW
+        legal: Any = decision.legal
+        if legal and min(legal) >= 0 and max(legal) < len(table):
+            request.MergeFromString(b"".join([table[a] for a in legal]))
+        else:  # pragma: no cover - no game has such actions yet
+            for a in legal:
+                request.legal.add(**{name: int(a)})
     if isinstance(observation, six_nimmt.Observation):
         o = observation
-        return pb.DecisionRequest(
-            decision_id=decision_id, kind=KIND_TO_PROTO[decision.kind],
-            time_left_ms=time_left_ms, legal=legal, six_nimmt={
-                "seat": o.seat, "round": o.round, "trick": o.trick, "hand": o.hand,
-                "rows": [{"cards": r} for r in o.rows],
-                "piles": [{"cards": p} for p in o.piles],
-                "penalties": o.penalties, "totals": o.totals,
-                "revealed": [{"cards": t} for t in o.revealed],
-                "trick_plays": {"cards": o.trick_plays or ()}, "pool": o.pool})
+        six = request.six_nimmt
+        six.seat, six.round, six.trick = o.seat, o.round, o.trick
+        six.hand.extend(o.hand)
+        for cards, rows in ((six.rows, o.rows), (six.piles, o.piles),
+                            (six.revealed, o.revealed)):
+            for row in rows:
+                cards.add().cards.extend(row)
+        six.penalties.extend(o.penalties)
+        six.totals.extend(o.totals)
+        six.trick_plays.SetInParent()
+        six.trick_plays.cards.extend(o.trick_plays or ())
+        six.pool.extend(o.pool)
+        return
     n = observation
-    return pb.DecisionRequest(
-        decision_id=decision_id, kind=KIND_TO_PROTO[decision.kind], time_left_ms=time_left_ms,
-        legal=legal, no_thanks={
-            "seat": n.seat, "round": n.round, "card": n.card or 0, "pot": n.pot,
-            "chips": n.chips, "hidden_card": n.hidden_card or 0,
-            "cards": [{"cards": c} for c in n.cards], "deck_left": n.deck_left,
-            "totals": n.totals, "out": n.out,
-            "history": [{"seat": s, "card": c, "pot": p, "action": a}
-                        for s, c, p, a in n.history]})
+    nt = request.no_thanks
+    nt.seat, nt.round, nt.card, nt.pot = n.seat, n.round, n.card or 0, n.pot
+    nt.chips, nt.hidden_card, nt.deck_left = n.chips, n.hidden_card or 0, n.deck_left
+    for cards in n.cards:
+        nt.cards.add().cards.extend(cards)
+    for seat, card, pot, action in n.history:
+        nt.history.add(seat=seat, card=card, pot=pot, action=action)
+    nt.totals.extend(n.totals)
+    nt.out.extend(n.out)
 
 
 def observation_from_request(request: pb.DecisionRequest) -> Any:
@@ -121,11 +177,35 @@ def observation_from_request(request: pb.DecisionRequest) -> Any:
 
 _JSON = json.JSONEncoder(separators=(",", ":"))
 """Compact JSON, made once: ``json.dumps`` with options builds an encoder per call."""
+_C_ENCODE = None if c_make_encoder is None else c_make_encoder(
+    None, _JSON.default, encode_basestring_ascii, None, ":", ",", False, False, True)
+"""The C encoder ``_JSON.encode`` would build on every call, built once (no check for
+circular references: an event holds only numbers, strings and tuples of them)."""
+
+
+def _compact_json(value: dict[str, Any]) -> str:
+    if _C_ENCODE is None:  # pragma: no cover - CPython always has the C encoder
+        return _JSON.encode(value)
+    return "".join(_C_ENCODE(value, 0))
 
 
 def event_to_proto(event: Any) -> pb.PublicEvent:
     """Encode one public engine event (a NamedTuple) as a PublicEvent."""
-    return pb.PublicEvent(type=type(event).__name__, json=_JSON.encode(event._asdict()))
+    return pb.PublicEvent(type=type(event).__name__, json=_compact_json(event._asdict()))
+
+
+_BATCH = varint(7 << 3 | 2)
+"""The tag of ``PlayResponse.batch`` (field 7, length-delimited)."""
+_BATCH_MESSAGE = varint(1 << 3 | 2)
+"""The tag of ``PlayResponseBatch.messages`` (field 1, length-delimited)."""
+
+
+def batch_bytes(messages: Sequence[bytes]) -> bytes:
+    """The serialized PlayResponse batch of already serialized PlayResponses, in order:
+    the same bytes as appending them to ``batch.messages`` and serializing, for half the
+    work (no copies)."""
+    body = b"".join([_BATCH_MESSAGE + varint(len(m)) + m for m in messages])
+    return _BATCH + varint(len(body)) + body
 
 
 def unbatch(response: pb.PlayResponse) -> Sequence[pb.PlayResponse]:

@@ -92,10 +92,12 @@ def seeded_sample(population: Sequence[T], k: int, seed: int, *parts: object) ->
         raise ValueError(f"cannot draw {k!r} items from a population of {size}")
     draws = struct.unpack(f"<{k}Q", hashlib.shake_256(_path(seed, parts)).digest(8 * k))
     picked = []
-    for bits, left in zip(draws, range(size, size - k, -1), strict=True):
-        j = bits * left >> 64
+    left = size
+    for bits in draws:
+        j: int = bits * left >> 64
         picked.append(deck[j])
-        deck[j] = deck[left - 1]
+        left -= 1
+        deck[j] = deck[left]
     return picked
 
 

@@ -7,11 +7,12 @@ lowest first. A card lower than every row end makes its seat choose a row to tak
 
 from __future__ import annotations
 
+import copy
 import random
 from bisect import bisect_left
 from collections.abc import Mapping
 from operator import add
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, Final, NamedTuple, NoReturn, cast
 
 from referee.core import (
     Action,
@@ -28,11 +29,11 @@ from referee.core import (
 )
 from referee.settings import COMMON_SETTINGS, Setting, SettingValue, check_seats, parse_settings
 
-GAME_ID = "six_nimmt"
-HIGHEST_CARD = 104
-HAND_SIZE = 10
-ROW_COUNT = 4
-ROW_LIMIT = 5
+GAME_ID: Final = "six_nimmt"
+HIGHEST_CARD: Final = 104
+HAND_SIZE: Final = 10
+ROW_COUNT: Final = 4
+ROW_LIMIT: Final = 5
 MIN_SEATS, MAX_SEATS = 2, 10
 
 
@@ -159,55 +160,69 @@ class View(NamedTuple):
     pending: tuple[tuple[Seat, DecisionKind], ...]
 
 
-_ROW_INDEXES: tuple[int, ...] = tuple(range(ROW_COUNT))
-_DECK = range(1, HIGHEST_CARD + 1)
-_ALONE: tuple[tuple[int], ...] = tuple((card,) for card in range(HIGHEST_CARD + 1))
+_ROW_INDEXES: Final[tuple[int, ...]] = tuple(range(ROW_COUNT))
+_DECK: Final = range(1, HIGHEST_CARD + 1)
+_ALONE: Final[tuple[tuple[int], ...]] = tuple((card,) for card in range(HIGHEST_CARD + 1))
 """``(card,)`` for every card: a row's new last card without building a tuple each time."""
-_bullheads_of = BULLHEADS.__getitem__
-_PLAY_CARD = DecisionKind.PLAY_CARD
-_CHOOSE_ROW = DecisionKind.CHOOSE_ROW
-_new = tuple.__new__
+_bullheads_of: Final = BULLHEADS.__getitem__
+_PLAY_CARD: Final = DecisionKind.PLAY_CARD
+_CHOOSE_ROW: Final = DecisionKind.CHOOSE_ROW
+_new: Final = tuple.__new__
 """Builds a NamedTuple from a ready tuple, skipping its Python-level ``__new__`` (hot path)."""
+_OBSERVATION: Final = Observation
+_DECISION: Final = Decision
+_CARDS_REVEALED: Final = CardsRevealed
+_TRICK_RESOLVED: Final = TrickResolved
+_ROUND_STARTED: Final = RoundStarted
+_ROUND_ENDED: Final = RoundEnded
+_bisect_left: Final = bisect_left
+"""Final aliases of the names the hot path uses: the mypyc build reads them as constants
+instead of looking each up in the module's dict on every use."""
+
+
+_STATE_FIELDS = (
+    "_asks",
+    "_choose_row",
+    "_draft_order",
+    "_ends",
+    "_fixed_rounds",
+    "_kind",
+    "_more_than",
+    "_nothing_taken",
+    "_order",
+    "_row_at",
+    "_seat_order",
+    "_seat_range",
+    "_threshold",
+    "_tricks",
+    "hands",
+    "opening",
+    "over",
+    "penalties",
+    "pending",
+    "piles",
+    "pool",
+    "professional",
+    "revealed",
+    "round",
+    "rounds_log",
+    "rows",
+    "seats",
+    "seed",
+    "settings",
+    "step",
+    "totals",
+    "trick",
+    "trick_plays",
+)
+"""Every attribute of a ``SixNimmtState`` (its ``__slots__``; ``__deepcopy__`` copies them)."""
 
 
 class SixNimmtState:
     """A 6 nimmt! match in progress: pending decisions in, public events out."""
 
     game = GAME_ID
-    __slots__ = (
-        "_choose_row",
-        "_draft_order",
-        "_ends",
-        "_fixed_rounds",
-        "_kind",
-        "_more_than",
-        "_nothing_taken",
-        "_order",
-        "_row_at",
-        "_seat_order",
-        "_seat_range",
-        "_threshold",
-        "_tricks",
-        "hands",
-        "opening",
-        "over",
-        "penalties",
-        "pending",
-        "piles",
-        "pool",
-        "professional",
-        "revealed",
-        "round",
-        "rounds_log",
-        "rows",
-        "seats",
-        "seed",
-        "settings",
-        "step",
-        "totals",
-        "trick",
-        "trick_plays",
-    )
+    __slots__ = _STATE_FIELDS
 
     def __init__(self, seats: int, settings: Mapping[str, Any] | None = None, seed: int = 0):
         check_seats(GAME_ID, seats, MIN_SEATS, MAX_SEATS)
@@ -231,6 +246,8 @@ class SixNimmtState:
         self.pool: tuple[int, ...] = ()
         self.trick_plays: tuple[int, ...] | None = None
         self._order: list[int] = []
+        self._asks: dict[Seat, Decision] = {}
+        """The next trick's PLAY_CARD decisions, built with the hands left after this one."""
         """This trick's cards, ascending, while a row choice is pending."""
         self.pending: dict[Seat, Decision] = {}
         self._kind = DecisionKind.PLAY_CARD
@@ -252,11 +269,19 @@ class SixNimmtState:
         self.opening: list[Event] = self._start_round()
         """The public events of the deal before any decision (the first round's start)."""
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> SixNimmtState:
+        """An independent copy of the match (written out: the mypyc-compiled class cannot be
+        created without its ``__init__``, which ``copy``'s default way needs)."""
+        twin = memo[id(self)] = SixNimmtState(self.seats, self.settings, self.seed)
+        for name in _STATE_FIELDS:
+            setattr(twin, name, copy.deepcopy(getattr(self, name), memo))
+        return twin
+
     # -- the decision-point interface ---------------------------------------------------
 
     def observation(self, seat: Seat) -> Observation:
         """Return what ``seat`` may know now, including its pending decision if any."""
-        return _new(Observation, (seat, self.round, self.trick, self.hands[seat], self.rows,
+        return _new(_OBSERVATION, (seat, self.round, self.trick, self.hands[seat], self.rows,
                                   self.piles, self.penalties, self.totals, self.revealed,
                                   self.trick_plays, self.pool, self.pending.get(seat)))
 
@@ -266,7 +291,7 @@ class SixNimmtState:
                     self.revealed, self.trick_plays, self.pool,
                     tuple((s, d.kind) for s, d in self.pending.items()))
 
-    def validate(self, seat: Seat, action: Action) -> None:
+    def validate(self, seat: Seat, action: object) -> None:
         """Raise IllegalActionError unless ``action`` answers ``seat``'s pending decision."""
         decision = self.pending.get(seat)
         if decision is None:
@@ -295,32 +320,48 @@ class SixNimmtState:
         Every answer is checked before anything changes: on an IllegalActionError the
         state is exactly as it was.
         """
+        # Answers are typed ``object`` until checked: the mypyc-compiled module would
+        # otherwise raise TypeError where the rules say MalformedActionError.
+        given: Mapping[Any, object] = answers
         pending = self.pending
-        if len(answers) != len(pending) or not pending:
-            self._reject_answer_set(answers)
-        if self._kind is not _PLAY_CARD:
-            return self._apply_one(answers)
+        kind = self._kind
+        if kind is _CHOOSE_ROW and len(given) == 1:
+            # The row choice, checked inline: it answers a third of all decisions.
+            for seat, row in given.items():
+                if seat in pending and row.__class__ is int and 0 <= row < ROW_COUNT:
+                    self.step += 1
+                    return self._resolve(self.trick_plays, self._order,  # type: ignore[arg-type]
+                                         (seat, row), [])
+        if len(given) != len(pending) or not pending:
+            self._reject_answer_set(given)
+        if kind is not _PLAY_CARD:
+            return self._apply_one(given)
         # Every seat is pending: as many answers, one for each seat, means the same seats.
-        # The cards are typed as checked ints from here on; the loop below checks them.
-        plays: tuple[int, ...] = tuple(answers.values())  # type: ignore[arg-type]
-        if tuple(answers) != self._seat_order:
+        cards: tuple[object, ...] = tuple(given.values())
+        if tuple(given) != self._seat_order:
             try:
-                plays = tuple([answers[seat] for seat in self._seat_range])  # type: ignore[misc]
+                cards = tuple([given[seat] for seat in self._seat_range])
             except KeyError:
-                self._reject_answer_set(answers)
+                self._reject_answer_set(given)
         # Every card is checked, and the hands without it built, before anything changes.
+        # The next trick's decisions are built in the same pass (used once this one is placed).
         rest: list[tuple[int, ...]] = []
-        for card, hand in zip(plays, self.hands):  # noqa: B905 (strict=True costs ~130 ns here)
+        asks: dict[Seat, Decision] = {}
+        for seat, (card, hand) in enumerate(zip(cards, self.hands)):  # noqa: B905 (strict=True costs ~130 ns here)
             if card.__class__ is not int:
-                self._reject(plays)
+                self._reject(cards)
             try:
                 i = hand.index(card)
             except ValueError:
-                self._reject(plays)
-            rest.append(hand[:i] + hand[i + 1:])
+                self._reject(cards)
+            hand = hand[:i] + hand[i + 1:]
+            rest.append(hand)
+            asks[seat] = _new(_DECISION, (seat, _PLAY_CARD, hand))
+        plays = cast(tuple[int, ...], cards)
         self.hands = rest
+        self._asks = asks
         self.step += 1
-        events: list[Event] = [_new(CardsRevealed, (self.round, self.trick, plays))]
+        events: list[Event] = [_new(_CARDS_REVEALED, (self.round, self.trick, plays))]
         order = sorted(plays)
         if order[0] < self._ends[0]:
             seat = plays.index(order[0])
@@ -331,7 +372,7 @@ class SixNimmtState:
             return events
         return self._resolve(plays, order, None, events)
 
-    def _apply_one(self, answers: Mapping[Seat, Action]) -> list[Event]:
+    def _apply_one(self, answers: Mapping[Any, object]) -> list[Event]:
         ((seat, answer),) = answers.items()
         decision = self.pending.get(seat)
         if decision is None:
@@ -345,7 +386,7 @@ class SixNimmtState:
                                  [])
         return self._draft(seat, answer)  # type: ignore[arg-type]
 
-    def _reject_answer_set(self, answers: Mapping[Seat, Action]) -> NoReturn:
+    def _reject_answer_set(self, answers: Mapping[Any, object]) -> NoReturn:
         if not self.pending:
             raise NotPendingError(next(iter(answers), 0), None,
                                   "the game is over; nothing is pending")
@@ -411,7 +452,7 @@ class SixNimmtState:
         record["hands"] = tuple(self.hands)
         record["rows"] = self.rows
         self._ask_play()
-        return [_new(RoundStarted, (self.round, self.rows))]
+        return [_new(_ROUND_STARTED, (self.round, self.rows))]
 
     def _lay_rows(self, rows: tuple[tuple[int, ...], ...]) -> None:
         self.rows = rows
@@ -428,7 +469,7 @@ class SixNimmtState:
         self._kind = _PLAY_CARD
         pending = self.pending = {}
         for seat, hand in enumerate(self.hands):
-            pending[seat] = _new(Decision, (seat, _PLAY_CARD, hand))
+            pending[seat] = _new(_DECISION, (seat, _PLAY_CARD, hand))
 
     def _draft(self, seat: Seat, card: int) -> list[Event]:
         self._draft_order.pop()
@@ -445,7 +486,7 @@ class SixNimmtState:
         events.extend(self._begin_play(record))
         return events
 
-    def _reject(self, plays: tuple[Action, ...]) -> NoReturn:
+    def _reject(self, plays: tuple[object, ...]) -> NoReturn:
         for seat, card in enumerate(plays):
             self.validate(seat, card)
         raise AssertionError("a rejected play passed validation")  # pragma: no cover
@@ -458,7 +499,7 @@ class SixNimmtState:
         ends, row_at = self._ends, self._row_at
         takes: list[tuple[Seat, tuple[int, ...]]] | None = None
         for card in order:
-            i = bisect_left(ends, card) - 1
+            i = _bisect_left(ends, card) - 1
             if i >= 0:
                 ends[i] = card
                 r = row_at[i]
@@ -492,16 +533,14 @@ class SixNimmtState:
             taken_t = tuple(taken)
             self.piles, self.penalties = tuple(piles), tuple(penalties)
         trick = self.trick
-        resolved = _new(TrickResolved, (self.round, trick, plays, choice, taken_t, rows_after))
+        resolved = _new(_TRICK_RESOLVED, (self.round, trick, plays, choice, taken_t, rows_after))
         self._tricks.append(resolved)
         events.append(resolved)
         self.revealed = (*self.revealed, plays)
         self.trick = trick = trick + 1
         if trick < HAND_SIZE:
             self._kind = _PLAY_CARD
-            pending = self.pending = {}
-            for seat, hand in enumerate(self.hands):
-                pending[seat] = _new(Decision, (seat, _PLAY_CARD, hand))
+            self.pending = self._asks
             return events
         events.extend(self._end_round())
         return events
@@ -510,7 +549,7 @@ class SixNimmtState:
         penalties = self.penalties
         self.totals = tuple(map(add, self.totals, penalties))
         self.rounds_log[-1]["penalties"] = list(penalties)
-        events: list[Event] = [_new(RoundEnded, (self.round, penalties, self.totals))]
+        events: list[Event] = [_new(_ROUND_ENDED, (self.round, penalties, self.totals))]
         if self._game_ends():
             self.over = True
             self.pending = {}

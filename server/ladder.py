@@ -124,6 +124,8 @@ class LadderSession:
     seat: tuple[MatchRunner, int, int] | None = None
     """(runner, seat, connection) while it plays a match."""
     open: bool = True
+    matches_left: int = 0
+    """Matches this stream still plays before it is closed (Join.matches); 0: no limit."""
 
 
 @dataclass(eq=False)
@@ -206,9 +208,11 @@ class Ladder:
 
     # -- sessions --------------------------------------------------------------------------
 
-    def join(self, bot: BotRow, game: str) -> LadderSession:
+    def join(self, bot: BotRow, game: str, matches: int = 0) -> LadderSession:
         """Connect ``bot`` to ``game``'s ladder (replacing its older stream, and taking back
-        the seat it holds in a live match here). Refused (UNAVAILABLE) once stopping."""
+        the seat it holds in a live match here). Refused (UNAVAILABLE) once stopping.
+        With ``matches`` > 0 the stream plays that many matches (the one it takes back
+        counts) and is closed after the last one ends, never seated again."""
         if self._stopping:  # its stream would only be cut off when the grace period ends
             raise LadderError("UNAVAILABLE", "the server is shutting down; connect again soon")
         if not game:
@@ -226,7 +230,7 @@ class Ladder:
             raise LadderError("FAILED_PRECONDITION", f"this server runs ladders for "
                                                      f"{', '.join(self.settings)}, not {game_id}")
         old = self.sessions.get(bot.name)
-        session = LadderSession(bot.name, game_id)
+        session = LadderSession(bot.name, game_id, matches_left=max(0, matches))
         self.sessions[bot.name] = session
         if old is not None:
             self._close(old)
@@ -370,6 +374,10 @@ class Ladder:
             session = self.sessions.get(name)
             if session is not None and session.seat is not None and session.seat[0] is runner:
                 session.seat = None
+                if session.matches_left:
+                    session.matches_left -= 1
+                    if not session.matches_left:  # its MatchEnded is in the outbox already
+                        self._close(session)
             if name in self.house and self.options.house_rest_s > 0:
                 self._resting.add(name)
                 asyncio.get_running_loop().call_later(self.options.house_rest_s,

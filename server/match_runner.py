@@ -310,26 +310,47 @@ class MatchRunner:
         return min(sent, pending.opened + self.deadline_s) + self.deadline_s
 
     def _on_clock(self, pending: Pending) -> None:
-        """The deadline check: default every seat whose time is up; wait for the others."""
+        """The deadline timer: if some seat's time is up, check once the answers the server
+        has already received are read (see ``_charge``); else wait for the next deadline."""
         if self.pending is not pending or pending.closing:
             return
         assert self._loop is not None
+        now = time.monotonic()
+        if any(seat not in pending.answers and self._due(pending, seat, now) <= now
+               for seat in pending.ids):
+            pending.timer = None
+            self._loop.call_soon(self._charge, pending)
+        else:
+            self._arm(pending, now)
+
+    def _charge(self, pending: Pending) -> None:
+        """The deadline check: default every seat whose time is up; wait for the others.
+
+        It runs one pass of the event loop after the deadline timer. The timer runs after
+        the loop has taken in the network completions of its pass, but before the streams
+        that wait on them read their answers; one pass later those answers are in. So an
+        answer that reached the server in time is never charged as a timeout because the
+        server was too busy to read it (a busy server's timer fires late, too)."""
+        if self.pending is not pending or pending.closing:
+            return
         try:
             now = time.monotonic()
-            next_due = None
             for seat in pending.ids:
-                if seat in pending.answers:
-                    continue
-                due = self._due(pending, seat, now)
-                if due <= now:
+                if seat not in pending.answers and self._due(pending, seat, now) <= now:
                     self._timeout(seat)
-                elif next_due is None or due < next_due:
-                    next_due = due
             self._check_complete(pending)
-            if next_due is not None and not pending.closing:
-                pending.timer = self._loop.call_at(next_due, self._on_clock, pending)
+            if not pending.closing:
+                self._arm(pending, now)
         except Exception as exc:
             self._fail(exc)
+
+    def _arm(self, pending: Pending, now: float) -> None:
+        """Set the deadline timer for the earliest seat still to answer."""
+        assert self._loop is not None
+        due = min((self._due(pending, seat, now) for seat in pending.ids
+                   if seat not in pending.answers), default=None)
+        if due is not None:
+            pending.timer = self._loop.call_at(due, self._on_clock, pending)
 
     def _check_complete(self, pending: Pending) -> None:
         """Once every pending seat has an answer, resolve the decision point next."""
@@ -381,9 +402,8 @@ class MatchRunner:
             return
         now = time.monotonic()
         left_ms = max(0, round((self._due(pending, seat, now) - now) * 1000))
-        request = wire.observation_to_request(self.state.observation(seat),
-                                              pending.ids[seat], left_ms)
-        link.outbox.put_nowait(pb.PlayResponse(decision=request))
+        link.outbox.put_nowait(wire.decision_response(self.state.observation(seat),
+                                                      pending.ids[seat], left_ms))
 
     def _sent(self, seat: int, request: pb.DecisionRequest) -> None:
         """``seat``'s request was taken out of its outbox to be written: its clock starts."""

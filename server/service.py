@@ -103,14 +103,14 @@ class BotService:
             await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
             raise AssertionError("unreachable") from None
 
-    async def _join(self, bot: BotRow, game: str,
-                    context: grpc.aio.ServicerContext[Any, Any]) -> LadderSession:
+    async def _join(self, bot: BotRow, game: str, context: grpc.aio.ServicerContext[Any, Any],
+                    matches: int = 0) -> LadderSession:
         if self.ladder is None:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 "this server runs no ladder")
             raise AssertionError("unreachable")
         try:
-            return self.ladder.join(bot, game)
+            return self.ladder.join(bot, game, matches)
         except LadderError as exc:
             await context.abort(getattr(grpc.StatusCode, exc.code), str(exc))
             raise AssertionError("unreachable") from None
@@ -140,7 +140,8 @@ class BotService:
         raise AssertionError("unreachable")
 
     async def play(self, requests: AsyncIterator[bytes],
-                   context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[pb.PlayResponse]:
+                   context: grpc.aio.ServicerContext[Any, Any]
+                   ) -> AsyncIterator[pb.PlayResponse | bytes]:
         """One seat's bidirectional stream: Join first, then answers; messages back."""
         bot = await self._bot(context, fresh=True)
         if bot is not None:
@@ -171,13 +172,13 @@ class BotService:
 
     async def _play_ladder(self, bot: BotRow, requests: AsyncIterator[bytes],
                            context: grpc.aio.ServicerContext[Any, Any]
-                           ) -> AsyncIterator[pb.PlayResponse]:
+                           ) -> AsyncIterator[pb.PlayResponse | bytes]:
         """A registered bot's Play stream: one ladder match after another."""
         message = _parse(pb.PlayRequest, await anext(aiter(requests), None))
         if message is None or message.WhichOneof("body") != "join":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 "the first message of Play must be a well-formed Join")
-        session = await self._join(bot, message.join.ladder, context)
+        session = await self._join(bot, message.join.ladder, context, message.join.matches)
         batches = message.join.accept_batches
         outbox = session.outbox
         problem: list[str] = []
@@ -223,14 +224,14 @@ class BotService:
         return runner.submit(seat, answer.decision_id, wire.action_from_proto(answer.action))
 
     async def subscribe(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
-                        ) -> AsyncIterator[pb.PlayResponse]:
+                        ) -> AsyncIterator[pb.PlayResponse | bytes]:
         """A seat's server stream, for clients that answer with SubmitAnswer."""
         request = _parse(pb.SubscribeRequest, raw)
         if request is None:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed SubscribeRequest")
         bot = await self._bot(context, fresh=True)
         if bot is not None:
-            session = await self._join(bot, request.ladder, context)
+            session = await self._join(bot, request.ladder, context, request.matches)
             outbox = session.outbox
             try:
                 async for item in _drain(outbox, request.accept_batches):
@@ -266,7 +267,7 @@ class BotService:
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler serving this service's methods."""
-        out = pb.PlayResponse.SerializeToString
+        out = _serialize
         return grpc.method_handlers_generic_handler(wire.BOT_SERVICE, {
             "Play": grpc.stream_stream_rpc_method_handler(self.play, response_serializer=out),
             "Subscribe": grpc.unary_stream_rpc_method_handler(self.subscribe,
@@ -321,17 +322,18 @@ class SpectatorService:
 
 
 
-async def _drain(outbox: Any, batches: bool) -> AsyncIterator[pb.PlayResponse]:
+async def _drain(outbox: Any, batches: bool) -> AsyncIterator[pb.PlayResponse | bytes]:
     """Every message of a seat's ``outbox`` until its end; with ``batches``, the messages
-    ready at once go out together as one batch."""
+    ready at once go out together as one batch (already serialized)."""
     while (item := await outbox.get()) is not None:
         if batches and not outbox.empty():
-            item, ended = _take_ready(outbox, item)
-            yield item
+            batch, ended = _take_ready(outbox, item)
+            yield batch
             if ended:
                 return
         else:
             yield item
+
 
 def _parse(cls: Any, raw: bytes | None) -> Any:
     if raw is None:
@@ -344,21 +346,32 @@ def _parse(cls: Any, raw: bytes | None) -> Any:
     return message
 
 
-def _take_ready(outbox: Outbox, first: pb.PlayResponse) -> tuple[pb.PlayResponse, bool]:
-    """``first`` and every message already waiting in ``outbox``, as one PlayResponse (a
-    batch if more than one); True if the outbox's end came among them."""
-    batch = pb.PlayResponse()
-    messages = batch.batch.messages
-    messages.append(first)
+def _take_ready(outbox: Outbox, first: pb.PlayResponse) -> tuple[bytes, bool]:
+    """``first`` and every message already waiting in ``outbox``, as one serialized
+    PlayResponse (a batch if more than one); True if the outbox's end came among them.
+
+    The batch is put together from each message's bytes: copying the messages into a
+    batch message and serializing that costs twice as much."""
+    parts = [first.SerializeToString()]
+    ended = False
     while not outbox.empty():
         item = outbox.get_nowait()
         if item is None:
-            return (batch if len(messages) > 1 else first), True
-        messages.append(item)
-    return batch, False
+            ended = True
+            break
+        parts.append(item.SerializeToString())
+    return (parts[0] if len(parts) == 1 else wire.batch_bytes(parts)), ended
+
+
+def _serialize(message: pb.PlayResponse | bytes) -> bytes:
+    """A PlayResponse's bytes (a batch from ``_take_ready`` comes serialized already)."""
+    if isinstance(message, bytes):
+        return message
+    return message.SerializeToString()
 
 
 def _verdict_message(verdict: pb.AnswerAccepted | pb.AnswerRejected) -> pb.PlayResponse:
     if isinstance(verdict, pb.AnswerAccepted):
         return pb.PlayResponse(accepted=verdict)
     return pb.PlayResponse(rejected=verdict)
+

@@ -11,9 +11,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from tests.serving import CLI, ServerProcess
+
+if TYPE_CHECKING:
+    from server.store import Store
 
 ENDED = re.compile(r"^match (\w+) ended: totals \[[^\]]*\] ranks \[[^\]]*\] \((\w+)\)")
 STARTED = re.compile(r"match (\w+) started: ")
@@ -76,7 +79,7 @@ class LadderServer(ServerProcess):
     """``bullring serve`` whose stderr is drained as it comes (a ladder logs a lot)."""
 
     log: Lines | None = None
-    _store: Any = None
+    _store: Store | None = None
 
     def start(self) -> LadderServer:
         """Start, wait until it listens, then follow its log."""

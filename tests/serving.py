@@ -38,7 +38,7 @@ class ServerProcess:
             [*CLI, "serve", "--port", "0", "--http-port", "0", "--db", self.db, *self.extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        assert self.proc.stdout is not None
+        assert self.proc.stdout is not None and self.proc.stderr is not None
         line = self.proc.stdout.readline()
         if "listening on" not in line:
             self.proc.kill()

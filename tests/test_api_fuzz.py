@@ -58,7 +58,8 @@ def test_no_5xx_and_json_errors(fuzzed: ServerProcess, mode: GenerationMode) -> 
     {"error": {"code", "message"}}."""
     schema = schemathesis.openapi.from_url(f"{fuzzed.http}/openapi.json")
     admin = fuzzed.admin_token()
-    operations = [result.ok() for result in schema.get_all_operations()]
+    # An Err (a part of the document schemathesis cannot read) has no .ok() and fails here.
+    operations = [result.ok() for result in schema.get_all_operations()]  # type: ignore[union-attr]
     assert len(operations) >= 10
     for operation in operations:
         @given(case=operation.as_strategy(generation_mode=mode))

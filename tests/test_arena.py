@@ -48,6 +48,18 @@ def test_never_take_beats_random_at_no_thanks() -> None:
     assert table["never_take"].mean_round_score < table["random"].mean_round_score
 
 
+@pytest.mark.parametrize("lineup", [("threshold", "never_take", "random", "random"),
+                                    ("threshold", "never_take", "never_take")])
+def test_threshold_beats_never_take_at_no_thanks(lineup: tuple[str, ...]) -> None:
+    """Taking a card once the pot pays for it (more readily as chips run out) wins more than
+    its fair share and more than never_take, beside random seats and against two never_takes."""
+    config = ArenaConfig("no_thanks", lineup, 300, seed=1)
+    table = {s.bot: s for s in arena.standings(arena.run(config))}
+    assert table["threshold"].win_share > 1.5 / len(lineup)
+    assert table["threshold"].win_share > table["never_take"].win_share
+    assert table["threshold"].mean_round_score < table["never_take"].mean_round_score
+
+
 def test_win_share_splits_ties() -> None:
     """Two seats tied for first each get half a win."""
     outcome = arena.GameOutcome(0, ("a", "b", "c"), (5, 5, 9), (1, 1, 3), ((5, 5, 9),))

@@ -161,6 +161,7 @@ def test_a_postgresql_restart_loses_nothing_and_the_ladder_goes_on(
         assert server.log is not None
         specs = {f"bot{i}": "house:greedy" if i % 2 else "house:random" for i in range(4)}
         tokens = {n: server.add_bot(n) for n in specs}
+        assert server._store is not None
         server._store.engine.dispose()  # its connections would die with the restart
         bots = [LadderBot.start(n, server.address, tokens[n], "six_nimmt", s)
                 for n, s in specs.items()]

@@ -81,7 +81,7 @@ def test_a_killed_bot_is_disconnected_and_takes_its_seat_back(server: ServerProc
             first = server.bot(match.tokens[0], "house:random", "-v")
 
             async def answer_one() -> pb.DecisionRequest:
-                request = await me.next("decision")
+                request: pb.DecisionRequest = await me.next("decision")
                 observation = wire.observation_from_request(request)
                 me.answer(request.decision_id, wire.action_to_proto(
                     observation.decision.kind, bot.decide(observation)))

@@ -23,7 +23,7 @@ def _highest_card_until_the_end(seat: SeatClient) -> Any:
     async def play() -> pb.MatchEnded:
         while True:
             message = await seat.call.read()
-            assert message is not grpc.aio.EOF, "the stream ended before the match did"
+            assert isinstance(message, pb.PlayResponse), "the stream ended before the match did"
             kind = message.WhichOneof("body")
             if kind == "match_ended":
                 return message.match_ended

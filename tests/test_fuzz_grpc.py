@@ -110,9 +110,9 @@ class SeatStream:
     """One seat's Play stream over a blocking channel; a thread collects what comes back."""
 
     def __init__(self, channel: grpc.Channel, token: str) -> None:
-        self.metadata = [("authorization", f"Bearer {token}")]
+        self.metadata = (("authorization", f"Bearer {token}"),)
         self.outgoing: queue.SimpleQueue[pb.PlayRequest | None] = queue.SimpleQueue()
-        self.incoming: queue.SimpleQueue[pb.PlayResponse | BaseException | None] = \
+        self.incoming: queue.SimpleQueue[pb.PlayResponse | grpc.RpcError | None] = \
             queue.SimpleQueue()
         play = channel.stream_stream(wire.PLAY,
                                      request_serializer=pb.PlayRequest.SerializeToString,
@@ -278,7 +278,7 @@ def test_fuzzed_subscribe_watch_and_raw_bytes(served: ServerProcess) -> None:
                                 "60000")
     token, other = match.tokens[0], match.tokens[1]
     assert token is not None and other is not None
-    metadata = [("authorization", f"Bearer {token}")]
+    metadata = (("authorization", f"Bearer {token}"),)
     messages = st.one_of(
         st.builds(lambda c: pb.SubscribeRequest(client=c).SerializeToString(), TEXT),
         st.builds(lambda m: pb.WatchRequest(match_id=m).SerializeToString(),
@@ -303,14 +303,18 @@ def test_fuzzed_subscribe_watch_and_raw_bytes(served: ServerProcess) -> None:
         def fuzz(method: str, payloads: list[bytes]) -> None:
             try:
                 if method == wire.SUBMIT_ANSWER:
-                    channel.unary_unary(method)(payloads[0], metadata=metadata, timeout=WAIT_S)
+                    unary: grpc.UnaryUnaryMultiCallable[bytes, bytes] = \
+                        channel.unary_unary(method)
+                    unary(payloads[0], metadata=metadata, timeout=WAIT_S)
                     return
                 if method == wire.PLAY:
-                    call = channel.stream_stream(method)(iter(payloads), metadata=metadata,
-                                                         timeout=WAIT_S)
+                    play: grpc.StreamStreamMultiCallable[bytes, bytes] = \
+                        channel.stream_stream(method)
+                    call = play(iter(payloads), metadata=metadata, timeout=WAIT_S)
                 else:
-                    call = channel.unary_stream(method)(payloads[0], metadata=metadata,
-                                                        timeout=WAIT_S)
+                    stream: grpc.UnaryStreamMultiCallable[bytes, bytes] = \
+                        channel.unary_stream(method)
+                    call = stream(payloads[0], metadata=metadata, timeout=WAIT_S)
                 first = next(call, None)  # one message shows the stream works; then hang up
                 call.cancel()
                 if first is not None:
@@ -334,7 +338,7 @@ def test_garbage_after_join_ends_only_that_stream(served: ServerProcess) -> None
                                 "rounds=1")
     token, other = match.tokens[0], match.tokens[1]
     assert token is not None and other is not None
-    metadata = [("authorization", f"Bearer {token}")]
+    metadata = (("authorization", f"Bearer {token}"),)
     join = pb.PlayRequest(join=pb.Join(client="fuzz")).SerializeToString()
     probe = pb.PlayRequest(answer=pb.Answer(decision_id="probe")).SerializeToString()
     with grpc.insecure_channel(served.address) as channel:
@@ -344,8 +348,8 @@ def test_garbage_after_join_ends_only_that_stream(served: ServerProcess) -> None
         @given(st.lists(st.binary(min_size=1, max_size=48), min_size=1, max_size=3))
         def fuzz(garbage: list[bytes]) -> None:
             outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-            call = channel.stream_stream(wire.PLAY)(iter(outgoing.get, None),
-                                                    metadata=metadata, timeout=WAIT_S)
+            play: grpc.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(wire.PLAY)
+            call = play(iter(outgoing.get, None), metadata=metadata, timeout=WAIT_S)
             outgoing.put(join)
             try:
                 first = pb.PlayResponse.FromString(next(call))

@@ -5,13 +5,21 @@ nobody takes still ends in a timeout, so a match never hangs."""
 from __future__ import annotations
 
 import asyncio
+import queue
+import threading
+import time
+from pathlib import Path
 from typing import Any
+
+import grpc
 
 from client_sdk import wire
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from referee.six_nimmt import new_state
+from server.hub import MatchHub
 from server.match_runner import MatchRunner
-from server.store import MatchConfig
+from server.service import BotService
+from server.store import MatchConfig, Store
 
 
 async def _nothing(_replay: dict[str, Any]) -> None:
@@ -67,3 +75,81 @@ def test_a_request_nobody_takes_still_times_out_and_the_match_goes_on() -> None:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
     asyncio.run(body())
+
+
+def test_an_answer_that_arrived_while_the_server_was_busy_is_not_a_timeout(
+        tmp_path: Path) -> None:
+    """An answer that reached the server before the deadline counts, even when the server
+    was too busy to read it until after the deadline: the deadline check runs only once
+    the answers already received are read. (A real gRPC server; the bot answers from its
+    own thread while the server's event loop is kept busy past the deadline.)"""
+    store = Store(f"sqlite:///{tmp_path}/clock.db")
+    settings = new_state(2, {"deadline_ms": 300, "rounds": 1}).settings
+    match_id, tokens = store.create_match("six_nimmt", settings, 7, ["bot", "house"],
+                                          {1: "random"})
+    server_busy, answered = threading.Event(), threading.Event()
+
+    async def body() -> None:
+        hub = MatchHub(store)
+        server = grpc.aio.server()
+        server.add_generic_rpc_handlers((BotService(hub).handler(),))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        loop = asyncio.get_running_loop()
+
+        def busy() -> None:
+            """Hold the event loop until the bot has answered and the deadline is over."""
+            server_busy.set()
+            assert answered.wait(10)
+            end = time.monotonic() + 0.45  # busy work, not a wait: past the 300 ms deadline
+            while time.monotonic() < end:
+                pass
+
+        bot = threading.Thread(target=_answer_first_request_while_busy,
+                               args=(f"127.0.0.1:{port}", str(tokens[0]), loop, busy,
+                                     server_busy, answered))
+        bot.start()
+        await asyncio.to_thread(bot.join, 20)
+        runner = hub.runners[match_id]
+        await asyncio.wait_for(runner.done.wait(), 30)  # the bot has left: defaults at once
+        first = next(e for e in runner.log if e["type"] in ("answer", "timeout")
+                     and e["seat"] == 0)
+        assert first["type"] == "answer" and not first["default"], first
+        await hub.shutdown()
+        await server.stop(None)
+
+    asyncio.run(body())
+
+
+def _answer_first_request_while_busy(address: str, token: str,
+                                     loop: asyncio.AbstractEventLoop, busy: Any,
+                                     server_busy: threading.Event,
+                                     answered: threading.Event) -> None:
+    """A bot on a plain (threaded) gRPC channel: at its first request it makes the server's
+    loop busy, answers at once, and leaves once the answer is accepted."""
+    outgoing: queue.SimpleQueue[pb.PlayRequest | None] = queue.SimpleQueue()
+    outgoing.put(pb.PlayRequest(join=pb.Join(client="clock-test", accept_batches=True)))
+
+    def requests() -> Any:
+        while (message := outgoing.get()) is not None:
+            yield message
+
+    with grpc.insecure_channel(address) as channel:
+        play = channel.stream_stream(wire.PLAY,
+                                     request_serializer=pb.PlayRequest.SerializeToString,
+                                     response_deserializer=pb.PlayResponse.FromString)
+        stream = play(requests(), metadata=(("authorization", f"Bearer {token}"),))
+        for response in stream:
+            for message in wire.unbatch(response):
+                kind = message.WhichOneof("body")
+                if kind == "decision" and not answered.is_set():
+                    loop.call_soon_threadsafe(busy)
+                    assert server_busy.wait(10)
+                    request = message.decision
+                    outgoing.put(pb.PlayRequest(answer=pb.Answer(
+                        decision_id=request.decision_id, action=request.legal[0])))
+                    answered.set()
+                elif kind in ("accepted", "rejected"):
+                    outgoing.put(None)
+                    stream.cancel()
+                    return

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import grpc
@@ -20,7 +20,7 @@ from tests.seat_client import SeatClient
 from tests.serving import ServerProcess
 
 
-def run(coro: Callable[[], Awaitable[Any]]) -> Any:
+def run(coro: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     """Run one async test body."""
     return asyncio.run(coro())
 
@@ -60,8 +60,8 @@ def test_wrong_or_missing_token_is_unauthenticated(server: ServerProcess) -> Non
     run(body)
     join = pb.PlayRequest(join=pb.Join(client="test")).SerializeToString()
     with grpc.insecure_channel(server.address) as channel:
-        play = channel.stream_stream(wire.PLAY)
-        for metadata in ([], [("authorization", "Bearer br_not-a-token")]):
+        play: grpc.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(wire.PLAY)
+        for metadata in ((), (("authorization", "Bearer br_not-a-token"),)):
             with pytest.raises(grpc.RpcError) as sync_info:
                 for _ in play(iter([join]), metadata=metadata):
                     pass
@@ -127,13 +127,15 @@ def test_malformed_and_oversized_messages(server: ServerProcess) -> None:
             live.join()
             await live.next("decision")
             metadata = [("authorization", f"Bearer {token}")]
-            raw = channel.stream_stream(wire.PLAY)
+            raw: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = \
+                channel.stream_stream(wire.PLAY)
             call = raw(iter([b"\xff\xff\xff\xff garbage"]), metadata=metadata)
             with pytest.raises(grpc.aio.AioRpcError) as info:
                 async for _ in call:
                     pass
             assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-            submit = channel.unary_unary(wire.SUBMIT_ANSWER)
+            submit: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = \
+                channel.unary_unary(wire.SUBMIT_ANSWER)
             with pytest.raises(grpc.aio.AioRpcError) as info:
                 await submit(b"\x0a" + b"\xff" * 8, metadata=metadata)
             assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -164,20 +166,21 @@ def test_refused_raw_bytes_get_the_status_the_server_sent(server: ServerProcess)
     calls = [(rng.randbytes(rng.randrange(0, 200)) + b"\xff\xff\xff", rng.choice(list(expected)))
              for _ in range(450)]
 
-    def metadata(token: str | None) -> list[tuple[str, str]]:
-        return [] if token is None else [("authorization", f"Bearer {token}")]
+    def metadata(token: str | None) -> tuple[tuple[str, str], ...]:
+        return () if token is None else (("authorization", f"Bearer {token}"),)
 
     with grpc.insecure_channel(server.address) as channel:
-        play = channel.stream_stream(wire.PLAY)
-        for body, token in calls:
+        play: grpc.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(wire.PLAY)
+        for raw, token in calls:
             with pytest.raises(grpc.RpcError) as sync_info:
-                for _ in play(iter([body]), metadata=metadata(token)):
+                for _ in play(iter([raw]), metadata=metadata(token)):
                     pass
-            assert sync_info.value.code() == expected[token], (body, token)
+            assert sync_info.value.code() == expected[token], (raw, token)
 
     async def body() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
-            play = channel.stream_stream(wire.PLAY)
+            play: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = \
+                channel.stream_stream(wire.PLAY)
             for raw, token in calls:
                 with pytest.raises(grpc.aio.AioRpcError) as info:
                     async for _ in play(iter([raw]), metadata=metadata(token)):

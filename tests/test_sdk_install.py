@@ -1,5 +1,6 @@
-"""The standalone bot SDK: a fresh virtual environment with only ``bullring-sdk`` installed
-runs the example bot through a whole match against the real server.
+"""The standalone bot SDK: a fresh virtual environment with only ``bullring-sdk`` installed,
+at the oldest grpcio and protobuf its metadata allows, runs the example bot through a whole
+match against the real server.
 
 Marked ``install`` (it builds the SDK and installs it from PyPI or pip's cache, ~20 s):
 CI runs it; ``pytest -m "not install"`` leaves it out locally.
@@ -9,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -33,26 +36,51 @@ def _run(*args: str | Path, cwd: Path, timeout: float = 300) -> subprocess.Compl
                           capture_output=True, timeout=timeout)
 
 
+def _floors(wheel: Path) -> dict[str, str]:
+    """``{name: X}`` for every ``Requires-Dist: name>=X`` of a built wheel."""
+    with zipfile.ZipFile(wheel) as archive:
+        [metadata] = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        text = archive.read(metadata).decode()
+    return dict(re.findall(r"^Requires-Dist: ([\w.-]+)>=([\d.]+)$", text, re.MULTILINE))
+
+
 @pytest.fixture(scope="module")
 def sdk_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A new venv, outside the repository, with ``pip install client_sdk/python`` alone."""
+    """A new venv, outside the repository, with the SDK wheel alone, its dependencies held at
+    the lowest versions it allows (``lowest.json`` beside the venv says which): what a
+    resolver may pick when another package of the bot author's holds them back."""
     home = tmp_path_factory.mktemp("sdk")
     made = _run(sys.executable, "-m", "venv", home / "venv", cwd=home)
     assert made.returncode == 0, made.stderr
-    pip = _run(home / "venv" / "bin" / "python", "-m", "pip", "install", "-q",
-               "--disable-pip-version-check", ROOT / "client_sdk" / "python", cwd=home)
+    python = home / "venv" / "bin" / "python"
+    built = _run(python, "-m", "pip", "wheel", "-q", "--disable-pip-version-check",
+                 "--no-deps", "-w", home / "dist", ROOT / "client_sdk" / "python", cwd=home)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    [wheel] = (home / "dist").glob("*.whl")
+    floors = _floors(wheel)
+    assert set(floors) == {"grpcio", "protobuf"}, floors
+    (home / "lowest.json").write_text(json.dumps(floors))
+    (home / "lowest.txt").write_text("".join(f"{n}=={v}\n" for n, v in floors.items()))
+    pip = _run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+               "-c", home / "lowest.txt", wheel, cwd=home)
     assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
     return home / "venv"
 
 
 def test_the_sdk_installs_alone_with_grpcio_and_protobuf(sdk_venv: Path) -> None:
-    """Installing the SDK brings only grpcio and protobuf (no server, no database), and the
-    bot API, runner, stubs and engine import from the venv, not from the repository."""
+    """Installing the SDK brings only grpcio and protobuf (no server, no database), here at
+    the lowest versions it declares, and the bot API, runner, stubs and engine import from
+    the venv, not from the repository (the stubs' protobuf runtime check passes)."""
     listed = _run(sdk_venv / "bin" / "python", "-m", "pip", "list", "--format=json",
                   cwd=sdk_venv)
-    names = {p["name"].lower().replace("_", "-") for p in json.loads(listed.stdout)}
+    versions = {p["name"].lower().replace("_", "-"): p["version"]
+                for p in json.loads(listed.stdout)}
+    names = set(versions)
     assert "bullring-sdk" in names
     assert names <= ALLOWED, names - ALLOWED
+    floors = json.loads((sdk_venv.parent / "lowest.json").read_text())
+    for name, floor in floors.items():  # "1.66" is installed as "1.66.0"
+        assert f"{versions[name]}.".startswith(f"{floor}."), (name, versions[name], floor)
     probe = ("import importlib.util as u, client_sdk.runner, client_sdk.arena, referee.replay;"
              "from client_sdk.generated.bullring.v1 import referee_pb2;"
              "print(client_sdk.__file__);"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -49,7 +49,7 @@ def cost(cards: tuple[int, ...] | list[int]) -> int:
     return sum(bullheads(c) for c in cards)
 
 
-def crafted(seats: int, rows: list[tuple[int, ...]], hands: list[tuple[int, ...]],
+def crafted(seats: int, rows: Sequence[tuple[int, ...]], hands: Sequence[tuple[int, ...]],
             seed: int = 0) -> SixNimmtState:
     """A standard state whose table and hands are set by hand, PLAY_CARD pending for all."""
     state = SixNimmtState(seats, seed=seed)
@@ -241,7 +241,7 @@ class GameChecker:
                 choice = None if event.row_choice is None else event.row_choice[1]
                 assert (event.rows_after, list(event.taken)) == place_trick(
                     self.rows_before, event.plays, choice)
-                if choice is not None:
+                if event.row_choice is not None:
                     low = min(event.plays)
                     assert event.row_choice[0] == event.plays.index(low)
                     assert low < min(r[-1] for r in self.rows_before)

@@ -47,7 +47,7 @@ def page(browser: Any, tmp_path: Path) -> Iterator[Any]:
 
 def shots(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """This test's screenshot folder."""
-    return screenshot_dir(tmp_path) / request.node.name
+    return screenshot_dir(tmp_path) / str(request.node.name)
 
 
 def played(server: ServerProcess, game: str, bots: list[str], *args: str) -> Match:

@@ -25,18 +25,29 @@ def real_cost(card: int, own: tuple[int, ...]) -> int:
 
 
 class ThresholdBot(Bot):
-    """Takes a card when its real cost, given its runs, minus the pot is small."""
+    """Takes a card when the chips on it pay for what it really costs, given its runs; the
+    fewer chips it has left, the more of the cost it accepts.
+
+    The rule: take when ``real cost - pot <= limit - chips * chip_weight`` (or when out of
+    chips). With 11 chips it waits until the pot exceeds the cost by 2; with 4 it accepts a
+    card 2 points dearer than its pot. A chip kept is a pass it can still afford, so while
+    chips are plentiful passing is cheap and the pot grows; when they run low, a forced take
+    of a high card is the danger.
+    """
 
     name = "threshold"
     games = ("no_thanks",)
-    limit = 10
-    """Take when real cost minus pot is at most this many points."""
+    limit = 4
+    """Points of net cost (real cost minus pot) accepted with no chips left in hand."""
+    chip_weight = 0.5
+    """How much each chip in hand lowers ``limit``."""
 
     def take_or_pass(self, observation: Any) -> str:
-        """Take if out of chips or if the card is cheap enough now."""
+        """Take if out of chips or if the pot pays for enough of the card."""
         own = observation.cards[observation.seat]
         cost = real_cost(observation.card, own) - observation.pot
-        return "take" if observation.chips == 0 or cost <= self.limit else "pass"
+        allowed = self.limit - self.chip_weight * observation.chips
+        return "take" if observation.chips == 0 or cost <= allowed else "pass"
 
     def reveal_hidden_card(self, observation: Any) -> str:
         """Reveal the hidden card when it joins a run (it then costs nothing or less)."""

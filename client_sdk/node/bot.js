@@ -258,7 +258,9 @@ function playOnce(client, seat, metadata) {
     });
     call.on('end', () => resolve({ heard }));
     call.write({ join: seat.opts.ladder === null ? { client: CLIENT_NAME }
-      : { client: CLIENT_NAME, ladder: seat.opts.ladder } });
+      : { client: CLIENT_NAME, ladder: seat.opts.ladder,
+        // the matches still to play: the server seats the bot in no more than that
+        matches: seat.opts.matches > 0 ? seat.opts.matches - seat.played : 0 } });
   });
 }
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -20,26 +19,15 @@ HERE = Path(__file__).resolve().parent
 SDK = HERE.parent
 
 
-def _generate() -> list[Path]:
+def _protobuf_requirement() -> str:
+    """Generate the stubs; ``protobuf>=X.Y.Z`` where X.Y.Z is the oldest runtime they accept
+    (``client_sdk.protogen.runtime_floor``: the version their runtime check names)."""
     spec = importlib.util.spec_from_file_location("protogen", SDK / "protogen.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    outputs: list[Path] = module.generate()
-    return outputs
-
-
-def _protobuf_requirement(outputs: list[Path]) -> str:
-    """``protobuf>=X.Y.Z`` where X.Y.Z is the gencode version written into the stubs."""
-    pattern = re.compile(r"^# Protobuf Python Version: (\d+)\.(\d+)\.(\d+)", re.MULTILINE)
-    versions = []
-    for path in outputs:
-        found = pattern.search(path.read_text(encoding="utf-8"))
-        if found:
-            versions.append(tuple(int(x) for x in found.groups()))
-    if not versions:
-        return "protobuf>=5.27"
-    return "protobuf>=" + ".".join(map(str, max(versions)))
+    floor: tuple[int, int, int] = module.runtime_floor(module.generate())
+    return "protobuf>=" + ".".join(map(str, floor))
 
 
 def _scratch() -> str:
@@ -51,5 +39,5 @@ def _scratch() -> str:
 
 
 # Generated before setup() so that both the metadata (the protobuf pin) and the build see it.
-setup(install_requires=["grpcio>=1.66", _protobuf_requirement(_generate())],
+setup(install_requires=["grpcio>=1.66", _protobuf_requirement()],
       options={"build": {"build_base": _scratch()}})

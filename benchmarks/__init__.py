@@ -1,0 +1,1 @@
+"""Scripts that print the figures in README.md; run each as ``python benchmarks/NAME.py``."""

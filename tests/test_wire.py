@@ -1,0 +1,71 @@
+"""The protobuf adapters the server runs for every message: a request built field by field
+carries exactly the referee's observation, a batch put together from bytes is the batch
+protobuf would write, and an event's JSON is the compact JSON of its fields."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from client_sdk import wire
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from referee.registry import get_game
+
+GAMES = [("six_nimmt", 2, {}), ("six_nimmt", 5, {"variant": "professional"}),
+         ("no_thanks", 3, {}), ("no_thanks", 4, {"hidden_card": "true", "tens_out": "true"})]
+
+
+def _playout(game: str, seats: int, settings: dict[str, Any], seed: int) -> Any:
+    """Every (observation, events) of a random game, decision point by decision point."""
+    state = get_game(game).new_state(seats, settings, seed)
+    rng = random.Random(seed)
+    events: list[Any] = list(state.opening)
+    while not state.over:
+        observations = [state.observation(seat) for seat in state.pending]
+        yield observations, events
+        events = state.apply({o.decision.seat: rng.choice(o.decision.legal)
+                              for o in observations})
+    yield [], events
+
+
+@pytest.mark.parametrize(("game", "seats", "settings"), GAMES)
+def test_a_request_carries_the_observation_exactly(game: str, seats: int,
+                                                   settings: dict[str, Any]) -> None:
+    """Every observation of random games comes back unchanged from its DecisionRequest,
+    and the PlayResponse built in place holds the same request, byte for byte."""
+    for seed in range(3):
+        for step, (observations, _) in enumerate(_playout(game, seats, settings, seed)):
+            for o in observations:
+                request = wire.observation_to_request(o, f"m:{step}", 250)
+                assert wire.observation_from_request(request) == o
+                assert (request.decision_id, request.time_left_ms) == (f"m:{step}", 250)
+                response = wire.decision_response(o, f"m:{step}", 250)
+                assert response.SerializeToString() == \
+                    pb.PlayResponse(decision=request).SerializeToString()
+
+
+def test_a_batch_from_bytes_is_the_batch_protobuf_writes() -> None:
+    """``batch_bytes`` equals appending the messages to a batch and serializing it, for
+    messages small and large (lengths that take one and two varint bytes)."""
+    messages = [pb.PlayResponse(accepted=pb.AnswerAccepted(decision_id="m:1:0")),
+                pb.PlayResponse(event=pb.PublicEvent(type="T", json="{}" * 100)),
+                pb.PlayResponse(match_ended=pb.MatchEnded(totals=[1, 2], ranks=[1, 2]))]
+    batch = pb.PlayResponse()
+    batch.batch.messages.extend(messages)
+    raw = wire.batch_bytes([m.SerializeToString() for m in messages])
+    assert raw == batch.SerializeToString()
+    assert list(wire.unbatch(pb.PlayResponse.FromString(raw))) == messages
+
+
+@pytest.mark.parametrize(("game", "seats", "settings"), GAMES)
+def test_an_event_is_the_compact_json_of_its_fields(game: str, seats: int,
+                                                    settings: dict[str, Any]) -> None:
+    """Each public event's JSON is ``json.dumps`` of its fields with compact separators."""
+    for _, events in _playout(game, seats, settings, 1):
+        for event in events:
+            message = wire.event_to_proto(event)
+            assert message.type == type(event).__name__
+            assert message.json == json.dumps(event._asdict(), separators=(",", ":"))
