@@ -38,6 +38,10 @@ from server.store import MatchConfig
 
 log = logging.getLogger("bullring.match")
 
+INLINE_POINTS = 16
+"""How many decision points answered at once (house bots, absent seats) one loop pass may
+resolve in a row before it lets the other matches run."""
+
 
 class Outbox:
     """The messages waiting for one connection of a seat, in order; None ends the connection.
@@ -272,7 +276,7 @@ class MatchRunner:
         self._over = self._loop.create_future()
         try:
             if not self.state.over:
-                self._open()
+                self._check_complete(self._open())
             else:
                 self._over.set_result(None)
             await self._over
@@ -282,8 +286,9 @@ class MatchRunner:
             raise
         await self._finish("normal")
 
-    def _open(self) -> None:
-        """Start a decision point: ask every pending seat, arm the deadline check."""
+    def _open(self) -> Pending:
+        """Start a decision point: ask every pending seat, answer for the house and absent
+        seats, and arm the deadline check if someone must still answer."""
         assert self._loop is not None
         state = self.state
         now = time.monotonic()
@@ -299,9 +304,11 @@ class MatchRunner:
                 pending.answers[seat] = action
             else:
                 self._send_request(seat)  # a struck-out seat still sees the game go on
-        self._answer_for_absent()
-        if not pending.closing:
+                if link.disconnected:
+                    self._default(seat, "disconnected")
+        if pending.answers.keys() != pending.ids.keys():
             pending.timer = self._loop.call_at(now + self.deadline_s, self._on_clock, pending)
+        return pending
 
     def _due(self, pending: Pending, seat: int, now: float) -> float:
         """When ``seat``'s answer is due: a deadline after its request was sent (if unsent,
@@ -365,21 +372,30 @@ class MatchRunner:
         self._loop.call_soon(self._close, pending)
 
     def _close(self, pending: Pending) -> None:
-        """Apply the answers, publish the events, then open the next decision point."""
+        """Apply the answers, publish the events, then open the next decision point.
+
+        A next point that is answered at once (house bots, absent seats) is resolved here
+        too, up to ``INLINE_POINTS`` of them: its events then reach the seats' outboxes in
+        the same loop pass, so a stream sends them with the request that follows, in one
+        message, instead of waking up to send them alone."""
         if self.pending is not pending:
             return  # the match was aborted meanwhile
         assert self._over is not None
         try:
             state = self.state
-            answers = {seat: pending.answers[seat] for seat in state.pending}
-            self.pending = None
-            for engine_event in state.apply(answers):
-                self._publish(wire.event_to_proto(engine_event))
-            if state.over:
-                if not self._over.done():
-                    self._over.set_result(None)
-            else:
-                self._open()
+            for _ in range(INLINE_POINTS):
+                answers = {seat: pending.answers[seat] for seat in state.pending}
+                self.pending = None
+                for engine_event in state.apply(answers):
+                    self._publish(wire.event_to_proto(engine_event))
+                if state.over:
+                    if not self._over.done():
+                        self._over.set_result(None)
+                    return
+                pending = self._open()
+                if pending.answers.keys() != pending.ids.keys():
+                    return  # the timer is armed; the answers will close it
+            self._check_complete(pending)  # a long run of house points: let others in
         except Exception as exc:
             self._fail(exc)
 

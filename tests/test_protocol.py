@@ -225,7 +225,8 @@ def test_after_an_answer_come_its_verdict_the_events_and_the_next_request(
         server: ServerProcess, batches: bool) -> None:
     """After each answer a seat gets its verdict, then the public events, then its next
     request, in that order. A client that set accept_batches gets them packed into batches
-    (never nested); one that did not never gets a batch."""
+    (never nested), one message per answer, even when a house bot's row choice comes
+    between two of its requests; one that did not never gets a batch."""
     match = server.create_match("six_nimmt", 2, "--deadline-ms", "20000", "--house",
                                 "1=random")
 
@@ -235,16 +236,19 @@ def test_after_an_answer_come_its_verdict_the_events_and_the_next_request(
             client.join()
             await client.next("match_started")
             request = await client.next("decision")
-            for _ in range(12):
+            responses = []
+            for _ in range(40):  # four rounds: the house bot chooses a row in some tricks
                 client.answer(request.decision_id, request.legal[0])
-                verdict_at = len(client.seen)
+                verdict_at, read_at = len(client.seen), len(client.received)
                 request = await client.next("decision")
                 between = [m.WhichOneof("body") for m in client.seen[verdict_at:-1]]
                 assert between[0] == "accepted" and set(between[1:]) <= {"event"}, between
                 assert client.seen[verdict_at].accepted.decision_id != request.decision_id
+                responses.append(len(client.received) - read_at)
             client.close()
             packed = [r for r in client.received if r.WhichOneof("body") == "batch"]
             if batches:
+                assert responses == [1] * len(responses)
                 assert packed
                 assert all(m.WhichOneof("body") != "batch"
                            for r in packed for m in r.batch.messages)
