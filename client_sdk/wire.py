@@ -58,13 +58,6 @@ def action_from_proto(message: pb.Action) -> Action | None:
     return value
 
 
-_ACTION_FIELD: dict[DecisionKind, str] = {
-    DecisionKind.PLAY_CARD: "card", DecisionKind.DRAFT_CARD: "card",
-    DecisionKind.CHOOSE_ROW: "row",
-    DecisionKind.TAKE_OR_PASS: "word", DecisionKind.REVEAL_HIDDEN_CARD: "word",
-}
-
-
 def varint(value: int) -> bytes:
     """``value`` (0 <= value < 2**63) as a protobuf varint."""
     out = bytearray()
@@ -75,56 +68,15 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
-def _encoded_actions(field: int, top: int) -> tuple[bytes, ...]:
-    """``DecisionRequest.legal`` entries holding ``Action`` field ``field`` = 0..``top``,
-    encoded once: merging their bytes is the cheapest way to fill ``legal`` (a request has
-    up to ten of them, and each ``legal.add(card=x)`` costs a keyword call into upb)."""
-    tag = bytes([3 << 3 | 2])  # DecisionRequest.legal, length-delimited
-    return tuple(tag + varint(len(body)) + body
-                 for body in (bytes([field << 3]) + varint(v) for v in range(top + 1)))
-
-
-_LEGAL_CARD = _encoded_actions(1, 255)
-_LEGAL_ROW = _encoded_actions(2, 255)
-
-
-def decision_response(observation: Any, decision_id: str,
-                      time_left_ms: int) -> pb.PlayResponse:
-    """The PlayResponse carrying ``observation``'s pending decision as a DecisionRequest.
-
-    Built in place field by field: this runs for every request the server sends, and it
-    costs half of building the request from nested dicts and wrapping it (a copy)."""
-    response = pb.PlayResponse()
-    _fill_request(response.decision, observation, decision_id, time_left_ms)
-    return response
-
-
 def observation_to_request(observation: Any, decision_id: str,
                            time_left_ms: int) -> pb.DecisionRequest:
     """Build the DecisionRequest carrying ``observation`` and its pending decision."""
     request = pb.DecisionRequest()
-    _fill_request(request, observation, decision_id, time_left_ms)
-    return request
-
-
-def _fill_request(request: pb.DecisionRequest, observation: Any, decision_id: str,
-                  time_left_ms: int) -> None:
     decision: Decision = observation.decision
     request.decision_id = decision_id
     request.kind = KIND_TO_PROTO[decision.kind]
     request.time_left_ms = time_left_ms
-    name = _ACTION_FIELD[decision.kind]
-    if name == "word":
-        for word in decision.legal:
-            request.legal.add(word=str(word))
-    else:
-        table = _LEGAL_CARD if name == "card" else _LEGAL_ROW
-        legal: Any = decision.legal
-        if legal and min(legal) >= 0 and max(legal) < len(table):
-            request.MergeFromString(b"".join([table[a] for a in legal]))
-        else:  # pragma: no cover - no game has such actions yet
-            for a in legal:
-                request.legal.add(**{name: int(a)})
+    request.legal.extend(action_to_proto(decision.kind, a) for a in decision.legal)
     if isinstance(observation, six_nimmt.Observation):
         o = observation
         six = request.six_nimmt
@@ -139,7 +91,7 @@ def _fill_request(request: pb.DecisionRequest, observation: Any, decision_id: st
         six.trick_plays.SetInParent()
         six.trick_plays.cards.extend(o.trick_plays or ())
         six.pool.extend(o.pool)
-        return
+        return request
     n = observation
     nt = request.no_thanks
     nt.seat, nt.round, nt.card, nt.pot = n.seat, n.round, n.card or 0, n.pot
@@ -150,6 +102,7 @@ def _fill_request(request: pb.DecisionRequest, observation: Any, decision_id: st
         nt.history.add(seat=seat, card=card, pot=pot, action=action)
     nt.totals.extend(n.totals)
     nt.out.extend(n.out)
+    return request
 
 
 def observation_from_request(request: pb.DecisionRequest) -> Any:
@@ -189,9 +142,14 @@ def _compact_json(value: dict[str, Any]) -> str:
     return "".join(_C_ENCODE(value, 0))
 
 
+def event_json(event: Any) -> str:
+    """The compact JSON object of one public engine event's (a NamedTuple's) fields."""
+    return _compact_json(event._asdict())
+
+
 def event_to_proto(event: Any) -> pb.PublicEvent:
     """Encode one public engine event (a NamedTuple) as a PublicEvent."""
-    return pb.PublicEvent(type=type(event).__name__, json=_compact_json(event._asdict()))
+    return pb.PublicEvent(type=type(event).__name__, json=event_json(event))
 
 
 _BATCH = varint(7 << 3 | 2)

@@ -243,7 +243,7 @@ class Ladder:
             log.info("bot %s is back in match %s", bot.name, runner.config.match_id)
         else:
             log.info("bot %s joined the %s ladder", bot.name, game_id)
-            session.outbox.put_nowait(pb.PlayResponse(
+            session.outbox.put_message(pb.PlayResponse(
                 ladder_queued=pb.LadderQueued(game=game_id, bot=bot.name)))
             self.poke()
         return session

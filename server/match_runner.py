@@ -27,13 +27,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from client_sdk import wire
 from client_sdk.bot import Bot
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from client_sdk.house import house_bot
 from referee.core import Action, IllegalActionError, MalformedActionError, RefereeError
 from referee.registry import GameState, get_game
 from referee.replay import answer_event, build_replay
+from server import outgoing
 from server.store import MatchConfig
 
 log = logging.getLogger("bullring.match")
@@ -44,7 +44,8 @@ resolve in a row before it lets the other matches run."""
 
 
 class Outbox:
-    """The messages waiting for one connection of a seat, in order; None ends the connection.
+    """The messages waiting for one connection of a seat, in order, each a serialized
+    PlayResponse; None ends the connection.
 
     A lean stand-in for ``asyncio.Queue`` (same ``put_nowait``, ``get``, ``get_nowait``,
     ``empty``, ``qsize``) for one reader: a burst of puts wakes the reader once. Taking a
@@ -52,21 +53,25 @@ class Outbox:
     the seat's clock.
     """
 
-    def __init__(self, on_sent: Callable[[pb.DecisionRequest], None] | None = None) -> None:
-        self._items: collections.deque[pb.PlayResponse | None] = collections.deque()
+    def __init__(self) -> None:
+        self._items: collections.deque[tuple[bytes | None, str | None]] = collections.deque()
         self._waiter: asyncio.Future[None] | None = None
-        self.on_sent = on_sent
-        """Told of each decision request taken out; set by the runner the outbox is attached
-        to (a ladder stream's outbox moves from match to match)."""
+        self.on_sent: Callable[[str], None] | None = None
+        """Told the decision id of each request taken out; set by the runner the outbox is
+        attached to (a ladder stream's outbox moves from match to match)."""
 
-    def put_nowait(self, item: pb.PlayResponse | None) -> None:
-        """Queue ``item`` and wake the reader."""
-        self._items.append(item)
+    def put_nowait(self, item: bytes | None, decision_id: str | None = None) -> None:
+        """Queue ``item`` (the request of ``decision_id``, if given) and wake the reader."""
+        self._items.append((item, decision_id))
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
             if not waiter.done():
                 waiter.set_result(None)
+
+    def put_message(self, message: pb.PlayResponse) -> None:
+        """Queue a PlayResponse that is not a decision request."""
+        self.put_nowait(message.SerializeToString())
 
     def empty(self) -> bool:
         """True if nothing is waiting."""
@@ -76,17 +81,17 @@ class Outbox:
         """How many messages are waiting."""
         return len(self._items)
 
-    def get_nowait(self) -> pb.PlayResponse | None:
+    def get_nowait(self) -> bytes | None:
         """Take the next message (``asyncio.QueueEmpty`` if none); a decision request taken
         out counts as sent now."""
         if not self._items:
             raise asyncio.QueueEmpty
-        item = self._items.popleft()
-        if item is not None and self.on_sent is not None and item.HasField("decision"):
-            self.on_sent(item.decision)
+        item, decision_id = self._items.popleft()
+        if decision_id is not None and self.on_sent is not None:
+            self.on_sent(decision_id)
         return item
 
-    async def get(self) -> pb.PlayResponse | None:
+    async def get(self) -> bytes | None:
         """Wait for the next message and take it."""
         while not self._items:
             waiter = self._waiter
@@ -148,7 +153,8 @@ class MatchRunner:
             link.house = house_bot(bot_name, self.spec.id, seat)
             link.disconnected = False
         self.log: list[dict[str, Any]] = []
-        self.public: list[pb.PublicEvent] = []
+        self.public: list[bytes] = []
+        """Every public event so far, each a serialized PublicEvent."""
         self.spectators: list[asyncio.Queue[pb.WatchResponse | None]] = []
         self.pending: Pending | None = None
         self.ended: pb.MatchEnded | None = None
@@ -179,9 +185,9 @@ class MatchRunner:
         link.strikes = 0
         link.joined_once = True
         self._event("connect" if not was_gone else "reconnect", seat=seat)
-        link.outbox.put_nowait(self._match_started(seat))
+        link.outbox.put_message(self._match_started(seat))
         if self.ended is not None:
-            link.outbox.put_nowait(pb.PlayResponse(match_ended=self.ended))
+            link.outbox.put_message(pb.PlayResponse(match_ended=self.ended))
             if not link.lasting:
                 link.outbox.put_nowait(None)
         elif self.pending is not None and seat in self.pending.ids and \
@@ -205,7 +211,7 @@ class MatchRunner:
         """A queue of every public message of this match, from its start."""
         queue: asyncio.Queue[pb.WatchResponse | None] = asyncio.Queue()
         for public in self.public:
-            queue.put_nowait(pb.WatchResponse(event=public))
+            queue.put_nowait(pb.WatchResponse(event=pb.PublicEvent.FromString(public)))
         if self.ended is not None:
             queue.put_nowait(pb.WatchResponse(match_ended=self.ended))
             queue.put_nowait(None)
@@ -271,7 +277,7 @@ class MatchRunner:
         self.started.set()
         self._event("match_start")
         for engine_event in self.state.opening:  # the opening rows or card, for spectators
-            self._publish(wire.event_to_proto(engine_event))
+            self._publish(engine_event)
         self._loop = asyncio.get_running_loop()
         self._over = self._loop.create_future()
         try:
@@ -387,7 +393,7 @@ class MatchRunner:
                 answers = {seat: pending.answers[seat] for seat in state.pending}
                 self.pending = None
                 for engine_event in state.apply(answers):
-                    self._publish(wire.event_to_proto(engine_event))
+                    self._publish(engine_event)
                 if state.over:
                     if not self._over.done():
                         self._over.set_result(None)
@@ -418,13 +424,14 @@ class MatchRunner:
             return
         now = time.monotonic()
         left_ms = max(0, round((self._due(pending, seat, now) - now) * 1000))
-        link.outbox.put_nowait(wire.decision_response(self.state.observation(seat),
-                                                      pending.ids[seat], left_ms))
+        decision_id = pending.ids[seat]
+        link.outbox.put_nowait(outgoing.decision(self.state.observation(seat), decision_id,
+                                                 left_ms), decision_id)
 
-    def _sent(self, seat: int, request: pb.DecisionRequest) -> None:
+    def _sent(self, seat: int, decision_id: str) -> None:
         """``seat``'s request was taken out of its outbox to be written: its clock starts."""
         pending = self.pending
-        if pending is not None and pending.ids.get(seat) == request.decision_id:
+        if pending is not None and pending.ids.get(seat) == decision_id:
             pending.sent_at.setdefault(seat, time.monotonic())
 
     def _answer_for_absent(self) -> None:
@@ -452,14 +459,17 @@ class MatchRunner:
         self.log.append({**answer_event(self.state, seat, action, default=True), "why": why})
         self.pending.answers[seat] = action
 
-    def _publish(self, public: pb.PublicEvent) -> None:
+    def _publish(self, engine_event: Any) -> None:
+        public = outgoing.public_event(engine_event)
         self.public.append(public)
-        message = pb.PlayResponse(event=public)
+        message = outgoing.play_event(public)
         for link in self.seats:
             if link.outbox is not None:
                 link.outbox.put_nowait(message)
-        for queue in self.spectators:
-            queue.put_nowait(pb.WatchResponse(event=public))
+        if self.spectators:
+            watched = pb.WatchResponse(event=pb.PublicEvent.FromString(public))
+            for queue in self.spectators:
+                queue.put_nowait(watched)
 
     async def _finish(self, termination: str) -> None:
         """Store the replay first, then tell every seat and spectator the result."""
@@ -479,7 +489,7 @@ class MatchRunner:
         assert self.ended is not None
         for link in self.seats:
             if link.outbox is not None:
-                link.outbox.put_nowait(pb.PlayResponse(match_ended=self.ended))
+                link.outbox.put_message(pb.PlayResponse(match_ended=self.ended))
                 if not link.lasting:
                     link.outbox.put_nowait(None)
                 elif getattr(link.outbox.on_sent, "func", None) == self._sent:

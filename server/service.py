@@ -13,6 +13,7 @@ from google.protobuf.message import DecodeError
 
 from client_sdk import wire
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from server import outgoing
 from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub, MatchOverError
 from server.ladder import Ladder, LadderError, LadderSession
@@ -141,7 +142,7 @@ class BotService:
 
     async def play(self, requests: AsyncIterator[bytes],
                    context: grpc.aio.ServicerContext[Any, Any]
-                   ) -> AsyncIterator[pb.PlayResponse | bytes]:
+                   ) -> AsyncIterator[bytes]:
         """One seat's bidirectional stream: Join first, then answers; messages back."""
         bot = await self._bot(context, fresh=True)
         if bot is not None:
@@ -172,7 +173,7 @@ class BotService:
 
     async def _play_ladder(self, bot: BotRow, requests: AsyncIterator[bytes],
                            context: grpc.aio.ServicerContext[Any, Any]
-                           ) -> AsyncIterator[pb.PlayResponse | bytes]:
+                           ) -> AsyncIterator[bytes]:
         """A registered bot's Play stream: one ladder match after another."""
         message = _parse(pb.PlayRequest, await anext(aiter(requests), None))
         if message is None or message.WhichOneof("body") != "join":
@@ -206,7 +207,7 @@ class BotService:
                     break
                 if message.WhichOneof("body") != "answer":
                     continue  # a repeated Join changes nothing
-                outbox.put_nowait(_verdict_message(self._submit(route(), message.answer)))
+                outbox.put_nowait(_verdict_bytes(self._submit(route(), message.answer)))
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
         finally:
@@ -224,7 +225,7 @@ class BotService:
         return runner.submit(seat, answer.decision_id, wire.action_from_proto(answer.action))
 
     async def subscribe(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
-                        ) -> AsyncIterator[pb.PlayResponse | bytes]:
+                        ) -> AsyncIterator[bytes]:
         """A seat's server stream, for clients that answer with SubmitAnswer."""
         request = _parse(pb.SubscribeRequest, raw)
         if request is None:
@@ -267,11 +268,9 @@ class BotService:
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler serving this service's methods."""
-        out = _serialize
-        return grpc.method_handlers_generic_handler(wire.BOT_SERVICE, {
-            "Play": grpc.stream_stream_rpc_method_handler(self.play, response_serializer=out),
-            "Subscribe": grpc.unary_stream_rpc_method_handler(self.subscribe,
-                                                              response_serializer=out),
+        return grpc.method_handlers_generic_handler(wire.BOT_SERVICE, {  # streams yield bytes
+            "Play": grpc.stream_stream_rpc_method_handler(self.play),
+            "Subscribe": grpc.unary_stream_rpc_method_handler(self.subscribe),
             "SubmitAnswer": grpc.unary_unary_rpc_method_handler(
                 self.submit_answer,
                 response_serializer=pb.SubmitAnswerResponse.SerializeToString),
@@ -322,9 +321,9 @@ class SpectatorService:
 
 
 
-async def _drain(outbox: Any, batches: bool) -> AsyncIterator[pb.PlayResponse | bytes]:
+async def _drain(outbox: Outbox, batches: bool) -> AsyncIterator[bytes]:
     """Every message of a seat's ``outbox`` until its end; with ``batches``, the messages
-    ready at once go out together as one batch (already serialized)."""
+    ready at once go out together as one batch."""
     while (item := await outbox.get()) is not None:
         if batches and not outbox.empty():
             batch, ended = _take_ready(outbox, item)
@@ -346,32 +345,23 @@ def _parse(cls: Any, raw: bytes | None) -> Any:
     return message
 
 
-def _take_ready(outbox: Outbox, first: pb.PlayResponse) -> tuple[bytes, bool]:
+def _take_ready(outbox: Outbox, first: bytes) -> tuple[bytes, bool]:
     """``first`` and every message already waiting in ``outbox``, as one serialized
-    PlayResponse (a batch if more than one); True if the outbox's end came among them.
-
-    The batch is put together from each message's bytes: copying the messages into a
-    batch message and serializing that costs twice as much."""
-    parts = [first.SerializeToString()]
+    PlayResponse (a batch if more than one); True if the outbox's end came among them."""
+    parts = [first]
     ended = False
     while not outbox.empty():
         item = outbox.get_nowait()
         if item is None:
             ended = True
             break
-        parts.append(item.SerializeToString())
-    return (parts[0] if len(parts) == 1 else wire.batch_bytes(parts)), ended
+        parts.append(item)
+    return (first if len(parts) == 1 else wire.batch_bytes(parts)), ended
 
 
-def _serialize(message: pb.PlayResponse | bytes) -> bytes:
-    """A PlayResponse's bytes (a batch from ``_take_ready`` comes serialized already)."""
-    if isinstance(message, bytes):
-        return message
-    return message.SerializeToString()
-
-
-def _verdict_message(verdict: pb.AnswerAccepted | pb.AnswerRejected) -> pb.PlayResponse:
+def _verdict_bytes(verdict: pb.AnswerAccepted | pb.AnswerRejected) -> bytes:
+    """The serialized PlayResponse carrying ``verdict``."""
     if isinstance(verdict, pb.AnswerAccepted):
-        return pb.PlayResponse(accepted=verdict)
-    return pb.PlayResponse(rejected=verdict)
+        return outgoing.accepted(verdict.decision_id)
+    return pb.PlayResponse(rejected=verdict).SerializeToString()
 

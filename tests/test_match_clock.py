@@ -44,10 +44,12 @@ def test_a_request_held_in_the_outbox_keeps_the_seats_full_deadline() -> None:
         task = asyncio.create_task(runner.run())
         await runner.started.wait()  # the first request is queued by now
         await asyncio.sleep(0.7)  # a busy server: the request waits 1.4 deadlines
-        message = outbox.get_nowait()  # match start and opening events, then the request
-        while message is not None and message.WhichOneof("body") != "decision":
-            message = outbox.get_nowait()
-        assert message is not None
+        raw = outbox.get_nowait()  # match start and opening events, then the request
+        while raw is not None and pb.PlayResponse.FromString(raw).WhichOneof("body") != \
+                "decision":
+            raw = outbox.get_nowait()
+        assert raw is not None
+        message = pb.PlayResponse.FromString(raw)
         request = message.decision
         assert request.time_left_ms == 500
         verdict = runner.submit(0, request.decision_id, wire.action_from_proto(request.legal[0]))

@@ -59,8 +59,9 @@ async def stream(playing: Seat) -> AsyncIterator[ServerSentEvent]:
     outbox, connection = runner.attach(seat_index)
     try:
         number = 0
-        while (item := await outbox.get()) is not None:
+        while (raw := await outbox.get()) is not None:
             number += 1
+            item = pb.PlayResponse.FromString(raw)
             yield ServerSentEvent(event=item.WhichOneof("body"), data=to_json(item),
                                   id=str(number))
     finally:

@@ -64,11 +64,11 @@ class PollSession:
                 return
             self._take(item)
 
-    def _take(self, item: pb.PlayResponse | None) -> None:
+    def _take(self, item: bytes | None) -> None:
         if item is None:
             self._close("poll connection closed")
             return
-        self.log.append((self.next_seq, to_json(item)))
+        self.log.append((self.next_seq, to_json(pb.PlayResponse.FromString(item))))
         self.next_seq += 1
         self._wake()
 

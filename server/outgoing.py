@@ -1,0 +1,187 @@
+"""The referee's outgoing messages, encoded straight to protobuf bytes.
+
+Every decision point sends each seat its verdict, the public events and its next request;
+building those as protobuf objects and serializing them was a third of the server's work per
+decision. Here they are written as bytes directly, following the protobuf encoding of
+``proto/bullring/v1/referee.proto``: the bytes are exactly those protobuf itself writes for
+the same message (tests/test_wire.py checks it over random games of every game), so a client
+cannot tell the difference. Cold paths (match start and end, rejections, spectators) build
+protobuf objects as usual.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from client_sdk import wire
+from referee import six_nimmt
+from referee.core import Decision, DecisionKind
+
+_VARINTS = tuple(wire.varint(v) for v in range(1 << 14))
+"""Varints of 0..16383 (one or two bytes): every length and nearly every number here."""
+
+
+def varint(value: int) -> bytes:
+    """``value`` as a protobuf varint (an int32 below zero takes ten bytes, as protobuf
+    writes it)."""
+    if 0 <= value < 16384:
+        return _VARINTS[value]
+    return wire.varint(value if value >= 0 else value + (1 << 64))
+
+
+def _tag(field: int, wire_type: int) -> bytes:
+    return varint(field << 3 | wire_type)
+
+
+def _delimited(tag: bytes, body: bytes) -> bytes:
+    """A length-delimited field: a string, a sub-message or a packed list."""
+    return tag + varint(len(body)) + body
+
+
+def _scalar(tag: bytes, value: int) -> bytes:
+    """An int32 field; proto3 writes nothing for zero."""
+    return tag + varint(value) if value else b""
+
+
+def _packed_body(values: tuple[int, ...]) -> bytes:
+    """A packed ``repeated int32`` list's length and bytes."""
+    if min(values) >= 0 and max(values) < 128:
+        body = bytes(values)  # every varint one byte: cards, seats, most scores
+    else:
+        body = b"".join([varint(v) for v in values])
+    return varint(len(body)) + body
+
+
+def _packed(tag: bytes, values: tuple[int, ...]) -> bytes:
+    """A packed ``repeated int32`` field; nothing when empty."""
+    return tag + _packed_body(values) if values else b""
+
+
+_CARDS = _tag(1, 2)
+"""``Cards.cards``."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _cards_body(cards: tuple[int, ...]) -> bytes:
+    """One ``Cards`` message's length and bytes. Cached: a match encodes the same rows,
+    piles and tricks for seat after seat and trick after trick."""
+    body = _CARDS + _packed_body(cards) if cards else b""
+    return varint(len(body)) + body
+
+
+def _cards(tag: bytes, cards: tuple[int, ...]) -> bytes:
+    """One ``Cards`` message as a field (written even when it holds no card)."""
+    return tag + _cards_body(cards)
+
+
+def _card_lists(tag: bytes, lists: tuple[tuple[int, ...], ...]) -> bytes:
+    """A ``repeated Cards`` field."""
+    return tag + tag.join(map(_cards_body, lists)) if lists else b""
+
+
+_KIND = {kind: _tag(2, 0) + varint(number) for kind, number in wire.KIND_TO_PROTO.items()}
+"""``DecisionRequest.kind`` for each decision kind."""
+_ACTION_FIELD = {DecisionKind.PLAY_CARD: 1, DecisionKind.DRAFT_CARD: 1,
+                 DecisionKind.CHOOSE_ROW: 2}
+"""The ``Action`` field of each decision kind answered with a number (card 1, row 2);
+the others are answered with a word (field 3)."""
+_LEGAL = _tag(3, 2)
+_NUMBERS = {field: [_delimited(_LEGAL, _tag(field, 0) + varint(v)) for v in range(256)]
+            for field in (1, 2)}
+"""``DecisionRequest.legal`` entries holding card or row 0..255, encoded once."""
+_WORD = _tag(3, 2)
+"""``Action.word``."""
+
+
+def _legal(decision: Decision) -> bytes:
+    field = _ACTION_FIELD.get(decision.kind)
+    if field is None:
+        return b"".join([_delimited(_LEGAL, _delimited(_WORD, str(word).encode()))
+                         for word in decision.legal])
+    table = _NUMBERS[field]
+    legal: Any = decision.legal
+    if legal and min(legal) >= 0 and max(legal) < len(table):
+        return b"".join([table[a] for a in legal])
+    return b"".join([_delimited(_LEGAL, _tag(field, 0) + varint(int(a)))  # pragma: no cover
+                     for a in legal])
+
+
+_T = [_tag(n, 0) for n in range(12)]
+"""Tags of int32 fields 0..11."""
+_L = [_tag(n, 2) for n in range(12)]
+"""Tags of length-delimited fields 0..11."""
+
+
+def _six_nimmt(o: six_nimmt.Observation) -> bytes:
+    """A ``SixNimmtObservation``."""
+    return b"".join([
+        _scalar(_T[1], o.seat), _scalar(_T[2], o.round), _scalar(_T[3], o.trick),
+        _packed(_L[4], o.hand), _card_lists(_L[5], o.rows), _card_lists(_L[6], o.piles),
+        _packed(_L[7], o.penalties), _packed(_L[8], o.totals),
+        _card_lists(_L[9], o.revealed), _cards(_L[10], o.trick_plays or ()),
+        _packed(_L[11], o.pool)])
+
+
+def _no_thanks(n: Any) -> bytes:
+    """A ``NoThanksObservation``."""
+    history = b"".join([_delimited(_L[9], _scalar(_T[1], seat) + _scalar(_T[2], card)
+                                   + _scalar(_T[3], pot) + (_delimited(_L[4], str(word).encode())
+                                                           if word else b""))
+                        for seat, card, pot, word in n.history])
+    return b"".join([
+        _scalar(_T[1], n.seat), _scalar(_T[2], n.round), _scalar(_T[3], n.card or 0),
+        _scalar(_T[4], n.pot), _scalar(_T[5], n.chips), _scalar(_T[6], n.hidden_card or 0),
+        _card_lists(_L[7], n.cards), _scalar(_T[8], n.deck_left), history,
+        _packed(_L[10], n.totals), _packed(_L[11], n.out)])
+
+
+_DECISION = _tag(2, 2)
+"""``PlayResponse.decision``."""
+
+
+def decision(observation: Any, decision_id: str, time_left_ms: int) -> bytes:
+    """The PlayResponse carrying ``observation``'s pending decision as a DecisionRequest."""
+    if isinstance(observation, six_nimmt.Observation):
+        body = _delimited(_L[5], _six_nimmt(observation))
+    else:
+        body = _delimited(_L[6], _no_thanks(observation))
+    request = b"".join([_delimited(_L[1], decision_id.encode()),
+                        _KIND[observation.decision.kind], _legal(observation.decision),
+                        _scalar(_T[4], time_left_ms), body])
+    return _delimited(_DECISION, request)
+
+
+_ACCEPTED = _tag(3, 2)
+"""``PlayResponse.accepted``."""
+
+
+def accepted(decision_id: str) -> bytes:
+    """The PlayResponse accepting the answer to ``decision_id``."""
+    return _delimited(_ACCEPTED, _delimited(_L[1], decision_id.encode()))
+
+
+_EVENT_TYPE: dict[type, bytes] = {}
+"""``PublicEvent.type`` of each engine event class, encoded once."""
+
+
+def public_event(event: Any) -> bytes:
+    """A ``PublicEvent`` of one engine event (a NamedTuple): its type name and compact JSON
+    (``wire.event_json``)."""
+    kind = type(event)
+    head = _EVENT_TYPE.get(kind)
+    if head is None:
+        head = _EVENT_TYPE[kind] = _delimited(_L[1], kind.__name__.encode())
+    return head + _delimited(_L[2], wire.event_json(event).encode())
+
+
+_PLAY_EVENT = _tag(5, 2)
+"""``PlayResponse.event``."""
+
+
+def play_event(public: bytes) -> bytes:
+    """The PlayResponse carrying a ``PublicEvent`` from ``public_event``."""
+    return _delimited(_PLAY_EVENT, public)
+
+
+__all__ = ["accepted", "decision", "play_event", "public_event", "varint"]
