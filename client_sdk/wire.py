@@ -152,20 +152,6 @@ def event_to_proto(event: Any) -> pb.PublicEvent:
     return pb.PublicEvent(type=type(event).__name__, json=event_json(event))
 
 
-_BATCH = varint(7 << 3 | 2)
-"""The tag of ``PlayResponse.batch`` (field 7, length-delimited)."""
-_BATCH_MESSAGE = varint(1 << 3 | 2)
-"""The tag of ``PlayResponseBatch.messages`` (field 1, length-delimited)."""
-
-
-def batch_bytes(messages: Sequence[bytes]) -> bytes:
-    """The serialized PlayResponse batch of already serialized PlayResponses, in order:
-    the same bytes as appending them to ``batch.messages`` and serializing, for half the
-    work (no copies)."""
-    body = b"".join([_BATCH_MESSAGE + varint(len(m)) + m for m in messages])
-    return _BATCH + varint(len(body)) + body
-
-
 def unbatch(response: pb.PlayResponse) -> Sequence[pb.PlayResponse]:
     """The messages ``response`` carries: those of a batch, in order, or just itself."""
     if response.WhichOneof("body") == "batch":

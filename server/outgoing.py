@@ -184,4 +184,16 @@ def play_event(public: bytes) -> bytes:
     return _delimited(_PLAY_EVENT, public)
 
 
-__all__ = ["accepted", "decision", "play_event", "public_event", "varint"]
+_BATCH = _tag(7, 2)
+"""``PlayResponse.batch``."""
+_BATCH_MESSAGE = _tag(1, 2)
+"""``PlayResponseBatch.messages``."""
+
+
+def batch(messages: list[bytes]) -> bytes:
+    """The PlayResponse batch of serialized PlayResponses, in order."""
+    body = b"".join([_BATCH_MESSAGE + varint(len(m)) + m for m in messages])
+    return _BATCH + varint(len(body)) + body
+
+
+__all__ = ["accepted", "batch", "decision", "play_event", "public_event", "varint"]

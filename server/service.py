@@ -356,7 +356,7 @@ def _take_ready(outbox: Outbox, first: bytes) -> tuple[bytes, bool]:
             ended = True
             break
         parts.append(item)
-    return (first if len(parts) == 1 else wire.batch_bytes(parts)), ended
+    return (first if len(parts) == 1 else outgoing.batch(parts)), ended
 
 
 def _verdict_bytes(verdict: pb.AnswerAccepted | pb.AnswerRejected) -> bytes:

@@ -51,14 +51,14 @@ def test_a_request_carries_the_observation_exactly(game: str, seats: int,
 
 
 def test_a_batch_from_bytes_is_the_batch_protobuf_writes() -> None:
-    """``batch_bytes`` equals appending the messages to a batch and serializing it, for
+    """``outgoing.batch`` equals appending the messages to a batch and serializing it, for
     messages small and large (lengths that take one and two varint bytes)."""
     messages = [pb.PlayResponse(accepted=pb.AnswerAccepted(decision_id="m:1:0")),
                 pb.PlayResponse(event=pb.PublicEvent(type="T", json="{}" * 100)),
                 pb.PlayResponse(match_ended=pb.MatchEnded(totals=[1, 2], ranks=[1, 2]))]
     batch = pb.PlayResponse()
     batch.batch.messages.extend(messages)
-    raw = wire.batch_bytes([m.SerializeToString() for m in messages])
+    raw = outgoing.batch([m.SerializeToString() for m in messages])
     assert raw == batch.SerializeToString()
     assert list(wire.unbatch(pb.PlayResponse.FromString(raw))) == messages
 
