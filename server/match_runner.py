@@ -39,8 +39,8 @@ from server.store import MatchConfig
 log = logging.getLogger("bullring.match")
 
 INLINE_POINTS = 16
-"""How many decision points answered at once (house bots, absent seats) one loop pass may
-resolve in a row before it lets the other matches run."""
+"""How many decision points answered by house bots alone one loop pass may resolve in a row
+before it lets the other matches run."""
 
 
 class Outbox:
@@ -380,10 +380,12 @@ class MatchRunner:
     def _close(self, pending: Pending) -> None:
         """Apply the answers, publish the events, then open the next decision point.
 
-        A next point that is answered at once (house bots, absent seats) is resolved here
-        too, up to ``INLINE_POINTS`` of them: its events then reach the seats' outboxes in
-        the same loop pass, so a stream sends them with the request that follows, in one
-        message, instead of waking up to send them alone."""
+        A next point that house bots alone answer (a house bot's row choice) is resolved
+        here too, up to ``INLINE_POINTS`` of them: its events then reach the seats' outboxes
+        in the same loop pass, so a stream sends them with the request that follows, in one
+        message, instead of waking up to send them alone. A point with defaults for absent
+        or struck-out seats waits for the next pass, as answers do: a match nobody plays
+        any more must not crowd out the others."""
         if self.pending is not pending:
             return  # the match was aborted meanwhile
         assert self._over is not None
@@ -399,9 +401,9 @@ class MatchRunner:
                         self._over.set_result(None)
                     return
                 pending = self._open()
-                if pending.answers.keys() != pending.ids.keys():
-                    return  # the timer is armed; the answers will close it
-            self._check_complete(pending)  # a long run of house points: let others in
+                if not all(self.seats[seat].house is not None for seat in pending.ids):
+                    break
+            self._check_complete(pending)  # waits for answers, or resolves next pass
         except Exception as exc:
             self._fail(exc)
 
