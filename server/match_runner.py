@@ -38,6 +38,12 @@ from server.store import MatchConfig
 
 log = logging.getLogger("bullring.match")
 
+MAX_UNREAD = 1_000
+"""Messages a seat's connection may leave unread before the runner drops it as stalled. A
+bot that stopped reading (struck out, say, while its match plays on with defaults at once)
+must not make the server hold an ever longer queue; a live bot is sent a few messages per
+decision point and reads them as they come."""
+
 INLINE_POINTS = 16
 """How many decision points answered by house bots alone one loop pass may resolve in a row
 before it lets the other matches run."""
@@ -68,6 +74,11 @@ class Outbox:
             self._waiter = None
             if not waiter.done():
                 waiter.set_result(None)
+
+    def close(self) -> None:
+        """Drop every waiting message and end the connection."""
+        self._items.clear()
+        self.put_nowait(None)
 
     def put_message(self, message: pb.PlayResponse) -> None:
         """Queue a PlayResponse that is not a decision request."""
@@ -374,8 +385,17 @@ class MatchRunner:
         if pending.timer is not None:
             pending.timer.cancel()
             pending.timer = None
-        # Not at once: the answer's verdict goes into the outbox first, then the events.
+        # Not at once: the answer's verdict goes into the outbox first, then the events
+        # (``settle``, once the verdict is queued, or the next loop pass).
         self._loop.call_soon(self._close, pending)
+
+    def settle(self) -> None:
+        """Resolve now a decision point whose last answer has just come in, once that
+        answer's verdict is queued, rather than on the next loop pass: the events and the
+        next request then join the verdict before the seat's stream can write it alone."""
+        pending = self.pending
+        if pending is not None and pending.closing:
+            self._close(pending)
 
     def _close(self, pending: Pending) -> None:
         """Apply the answers, publish the events, then open the next decision point.
@@ -429,12 +449,24 @@ class MatchRunner:
         decision_id = pending.ids[seat]
         link.outbox.put_nowait(outgoing.decision(self.state.observation(seat), decision_id,
                                                  left_ms), decision_id)
+        if link.outbox.qsize() > MAX_UNREAD:
+            self._drop_stalled(link)
 
     def _sent(self, seat: int, decision_id: str) -> None:
         """``seat``'s request was taken out of its outbox to be written: its clock starts."""
         pending = self.pending
         if pending is not None and pending.ids.get(seat) == decision_id:
             pending.sent_at.setdefault(seat, time.monotonic())
+
+    def _drop_stalled(self, link: SeatLink) -> None:
+        """Close the connection of a seat that leaves ``MAX_UNREAD`` messages unread: the
+        seat is disconnected (defaults at once) until its bot connects again."""
+        assert link.outbox is not None
+        link.outbox.close()
+        link.outbox = None
+        link.disconnected = True
+        self._event("disconnect", seat=link.seat,
+                    reason=f"stalled: {MAX_UNREAD} messages unread")
 
     def _answer_for_absent(self) -> None:
         """Give default actions at once to pending seats that are disconnected."""
@@ -466,8 +498,11 @@ class MatchRunner:
         self.public.append(public)
         message = outgoing.play_event(public)
         for link in self.seats:
-            if link.outbox is not None:
-                link.outbox.put_nowait(message)
+            outbox = link.outbox
+            if outbox is not None:
+                outbox.put_nowait(message)
+                if outbox.qsize() > MAX_UNREAD:
+                    self._drop_stalled(link)
         if self.spectators:
             watched = pb.WatchResponse(event=pb.PublicEvent.FromString(public))
             for queue in self.spectators:

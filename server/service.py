@@ -207,7 +207,10 @@ class BotService:
                     break
                 if message.WhichOneof("body") != "answer":
                     continue  # a repeated Join changes nothing
-                outbox.put_nowait(_verdict_bytes(self._submit(route(), message.answer)))
+                target = route()
+                outbox.put_nowait(_verdict_bytes(self._submit(target, message.answer)))
+                if target is not None:
+                    target[0].settle()
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
         finally:

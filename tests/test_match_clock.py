@@ -1,6 +1,7 @@
 """The match runner's clock: a seat's deadline runs from when its request is taken out of
-the seat's outbox to be written, not from when a busy server queued it; and a request
-nobody takes still ends in a timeout, so a match never hangs."""
+the seat's outbox to be written, not from when a busy server queued it; a request nobody
+takes still ends in a timeout, so a match never hangs; and a connection that stopped
+reading is dropped before its queue grows without bound."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from client_sdk import wire
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from referee.six_nimmt import new_state
 from server.hub import MatchHub
-from server.match_runner import MatchRunner
+from server.match_runner import MAX_UNREAD, MatchRunner
 from server.service import BotService
 from server.store import MatchConfig, Store
 
@@ -26,9 +27,9 @@ async def _nothing(_replay: dict[str, Any]) -> None:
     return None
 
 
-def _runner(deadline_ms: int) -> MatchRunner:
+def _runner(deadline_ms: int, **settings_given: Any) -> MatchRunner:
     """A 2-seat 6 nimmt! match: seat 0 for the test, seat 1 a house bot."""
-    settings = new_state(2, {"deadline_ms": deadline_ms}).settings
+    settings = new_state(2, {"deadline_ms": deadline_ms, **settings_given}).settings
     config = MatchConfig("clock", "six_nimmt", dict(settings), 7, ("test", "house"),
                          {1: "random"}, "created")
     return MatchRunner(config, _nothing)
@@ -76,6 +77,24 @@ def test_a_request_nobody_takes_still_times_out_and_the_match_goes_on() -> None:
         assert [(e["seat"], e["strikes"]) for e in timeouts] == [(0, 1)]
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+    asyncio.run(body())
+
+
+def test_a_connection_that_stops_reading_is_dropped_not_fed_forever() -> None:
+    """A seat whose connection reads nothing strikes out, and its match plays on with
+    defaults at once; once MAX_UNREAD messages wait unread the runner closes that
+    connection (dropping them) and the seat is disconnected, and the match ends."""
+    async def body() -> None:
+        runner = _runner(10, end_threshold=1_000)
+        outbox, _ = runner.attach(0)  # connected, but nothing ever reads its outbox
+        task = asyncio.create_task(runner.run())
+        await runner.done.wait()
+        await task
+        drops = [e for e in runner.log if e["type"] == "disconnect"]
+        assert [(e["seat"], e["reason"]) for e in drops] == \
+            [(0, "3 timeouts in a row"), (0, f"stalled: {MAX_UNREAD} messages unread")]
+        assert outbox.qsize() == 1 and outbox.get_nowait() is None
+        assert runner.state.over and runner.seats[0].outbox is None
     asyncio.run(body())
 
 
