@@ -58,16 +58,6 @@ def action_from_proto(message: pb.Action) -> Action | None:
     return value
 
 
-def varint(value: int) -> bytes:
-    """``value`` (0 <= value < 2**63) as a protobuf varint."""
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def observation_to_request(observation: Any, decision_id: str,
                            time_left_ms: int) -> pb.DecisionRequest:
     """Build the DecisionRequest carrying ``observation`` and its pending decision."""

@@ -321,8 +321,7 @@ class MatchRunner:
                 pending.answers[seat] = action
             else:
                 self._send_request(seat)  # a struck-out seat still sees the game go on
-                if link.disconnected:
-                    self._default(seat, "disconnected")
+        self._default_absent(pending)
         if pending.answers.keys() != pending.ids.keys():
             pending.timer = self._loop.call_at(now + self.deadline_s, self._on_clock, pending)
         return pending
@@ -447,16 +446,22 @@ class MatchRunner:
         now = time.monotonic()
         left_ms = max(0, round((self._due(pending, seat, now) - now) * 1000))
         decision_id = pending.ids[seat]
-        link.outbox.put_nowait(outgoing.decision(self.state.observation(seat), decision_id,
-                                                 left_ms), decision_id)
-        if link.outbox.qsize() > MAX_UNREAD:
-            self._drop_stalled(link)
+        self._feed(link, outgoing.decision(self.state.observation(seat), decision_id, left_ms),
+                   decision_id)
 
     def _sent(self, seat: int, decision_id: str) -> None:
         """``seat``'s request was taken out of its outbox to be written: its clock starts."""
         pending = self.pending
         if pending is not None and pending.ids.get(seat) == decision_id:
             pending.sent_at.setdefault(seat, time.monotonic())
+
+    def _feed(self, link: SeatLink, item: bytes, decision_id: str | None = None) -> None:
+        """Queue ``item`` (the request of ``decision_id``, if given) for ``link``'s
+        connection; drop the connection if it leaves too much unread."""
+        assert link.outbox is not None
+        link.outbox.put_nowait(item, decision_id)
+        if link.outbox.qsize() > MAX_UNREAD:
+            self._drop_stalled(link)
 
     def _drop_stalled(self, link: SeatLink) -> None:
         """Close the connection of a seat that leaves ``MAX_UNREAD`` messages unread: the
@@ -469,14 +474,19 @@ class MatchRunner:
                     reason=f"stalled: {MAX_UNREAD} messages unread")
 
     def _answer_for_absent(self) -> None:
-        """Give default actions at once to pending seats that are disconnected."""
+        """Give default actions at once to pending seats that are disconnected; resolve
+        the decision point if that completes it."""
         pending = self.pending
         if pending is None:
             return
+        self._default_absent(pending)
+        self._check_complete(pending)
+
+    def _default_absent(self, pending: Pending) -> None:
+        """Give default actions to the seats of ``pending`` that are disconnected."""
         for seat in pending.ids:
             if seat not in pending.answers and self.seats[seat].disconnected:
                 self._default(seat, "disconnected")
-        self._check_complete(pending)
 
     def _timeout(self, seat: int) -> None:
         link = self.seats[seat]
@@ -498,11 +508,8 @@ class MatchRunner:
         self.public.append(public)
         message = outgoing.play_event(public)
         for link in self.seats:
-            outbox = link.outbox
-            if outbox is not None:
-                outbox.put_nowait(message)
-                if outbox.qsize() > MAX_UNREAD:
-                    self._drop_stalled(link)
+            if link.outbox is not None:
+                self._feed(link, message)
         if self.spectators:
             watched = pb.WatchResponse(event=pb.PublicEvent.FromString(public))
             for queue in self.spectators:

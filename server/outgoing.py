@@ -18,7 +18,18 @@ from client_sdk import wire
 from referee import six_nimmt
 from referee.core import Decision, DecisionKind
 
-_VARINTS = tuple(wire.varint(v) for v in range(1 << 14))
+
+def _long_varint(value: int) -> bytes:
+    """``value`` (0 <= value < 2**64) as a protobuf varint, seven bits a byte."""
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_VARINTS = tuple(_long_varint(v) for v in range(1 << 14))
 """Varints of 0..16383 (one or two bytes): every length and nearly every number here."""
 
 
@@ -27,7 +38,7 @@ def varint(value: int) -> bytes:
     writes it)."""
     if 0 <= value < 16384:
         return _VARINTS[value]
-    return wire.varint(value if value >= 0 else value + (1 << 64))
+    return _long_varint(value if value >= 0 else value + (1 << 64))
 
 
 def _tag(field: int, wire_type: int) -> bytes:
