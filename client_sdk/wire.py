@@ -134,7 +134,7 @@ def _compact_json(value: dict[str, Any]) -> str:
 
 def event_json(event: Any) -> str:
     """The compact JSON object of one public engine event's (a NamedTuple's) fields."""
-    return _compact_json(event._asdict())
+    return _compact_json(dict(zip(event._fields, event, strict=True)))  # _asdict, in C
 
 
 def event_to_proto(event: Any) -> pb.PublicEvent:

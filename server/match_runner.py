@@ -10,9 +10,10 @@ A request still unsent one deadline after it was queued (a stalled connection) c
 then, so a decision point never lasts longer than two deadlines.
 
 Decision points are driven by callbacks on the event loop rather than a task per decision:
-the last answer schedules the resolution at once, a timer handles the deadline. So the
-events and next request reach the seat's outbox before its stream wakes up to write the
-verdict, and a client that accepts batches gets them all in one message.
+the stream that delivers the last answer resolves the point as soon as it has queued the
+answer's verdict (``settle``), and one timer per match handles deadlines. So the events and
+the next request reach the seat's outbox before its stream wakes up to write the verdict,
+and a client that accepts batches gets them all in one message.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ class SeatLink:
     """The outbox belongs to a ladder stream that outlives this match: never closed here."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Pending:
     """The decision point in progress: who must answer, with which ids, and what came in."""
 
@@ -140,8 +141,6 @@ class Pending:
     sent_at: dict[int, float] = field(default_factory=dict)
     """When each seat's request was first taken out to be written: its clock starts there."""
     answers: dict[int, Action] = field(default_factory=dict)
-    timer: asyncio.TimerHandle | None = None
-    """The next deadline check."""
     closing: bool = False
     """Every seat has an answer and the resolution is scheduled."""
 
@@ -177,6 +176,12 @@ class MatchRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._over: asyncio.Future[None] | None = None
         """Resolved when the game is over (or failed), once the match has started."""
+        self._clock: asyncio.TimerHandle | None = None
+        """The deadline timer: one per match, at or before the earliest deadline of the
+        decision point in progress. It is left to run when a point ends early (a point
+        lasts far less than a deadline when bots answer at once), and re-armed for the
+        point in progress when it fires, so a decision costs no timer of its own."""
+        self._clock_at = 0.0
         self._check_all_joined()
 
     # -- connections ---------------------------------------------------------------------
@@ -239,7 +244,11 @@ class MatchRunner:
 
     def submit(self, seat: int, decision_id: str, action: Action | None
                ) -> pb.AnswerAccepted | pb.AnswerRejected:
-        """Take one answer from ``seat``: accepted, ignored as a duplicate, or rejected."""
+        """Take one answer from ``seat``: accepted, ignored as a duplicate, or rejected.
+
+        An answer that completes the decision point does not resolve it: the caller calls
+        ``settle`` once it has delivered the verdict, so the events and the next request
+        come after the verdict (the deadline timer resolves a point left unsettled)."""
         link = self.seats[seat]
         if link.disconnected and link.outbox is not None:
             link.disconnected = False  # a struck-out seat that answers again is back
@@ -266,7 +275,8 @@ class MatchRunner:
         self.log.append(entry)
         pending.answers[seat] = action
         link.strikes = 0
-        self._check_complete(pending)
+        if pending.answers.keys() == pending.ids.keys():
+            pending.closing = True
         return pb.AnswerAccepted(decision_id=decision_id)
 
     def _reject(self, seat: int, decision_id: str, reason: pb.RejectReason,
@@ -323,7 +333,7 @@ class MatchRunner:
                 self._send_request(seat)  # a struck-out seat still sees the game go on
         self._default_absent(pending)
         if pending.answers.keys() != pending.ids.keys():
-            pending.timer = self._loop.call_at(now + self.deadline_s, self._on_clock, pending)
+            self._wake_at(now + self.deadline_s)
         return pending
 
     def _due(self, pending: Pending, seat: int, now: float) -> float:
@@ -332,16 +342,30 @@ class MatchRunner:
         sent = pending.sent_at.get(seat, now)
         return min(sent, pending.opened + self.deadline_s) + self.deadline_s
 
-    def _on_clock(self, pending: Pending) -> None:
+    def _wake_at(self, due: float) -> None:
+        """Have the deadline timer fire at ``due`` or earlier."""
+        assert self._loop is not None
+        if self._clock is not None:
+            if self._clock_at <= due:
+                return  # it fires first, and re-arms for what is pending then
+            self._clock.cancel()
+        self._clock_at = due
+        self._clock = self._loop.call_at(due, self._on_clock)
+
+    def _on_clock(self) -> None:
         """The deadline timer: if some seat's time is up, check once the answers the server
         has already received are read (see ``_charge``); else wait for the next deadline."""
-        if self.pending is not pending or pending.closing:
+        self._clock = None
+        pending = self.pending
+        if pending is None:
+            return  # the next decision point arms the timer again
+        if pending.closing:
+            self._close(pending)  # complete, but nobody settled it (resolved twice: no-op)
             return
         assert self._loop is not None
         now = time.monotonic()
         if any(seat not in pending.answers and self._due(pending, seat, now) <= now
                for seat in pending.ids):
-            pending.timer = None
             self._loop.call_soon(self._charge, pending)
         else:
             self._arm(pending, now)
@@ -373,25 +397,21 @@ class MatchRunner:
         due = min((self._due(pending, seat, now) for seat in pending.ids
                    if seat not in pending.answers), default=None)
         if due is not None:
-            pending.timer = self._loop.call_at(due, self._on_clock, pending)
+            self._wake_at(due)
 
     def _check_complete(self, pending: Pending) -> None:
-        """Once every pending seat has an answer, resolve the decision point next."""
+        """Once every pending seat has an answer (given by default: a timeout, a seat gone),
+        resolve the decision point on the next loop pass."""
         if pending.closing or pending.answers.keys() != pending.ids.keys():
             return
         assert self._loop is not None
         pending.closing = True
-        if pending.timer is not None:
-            pending.timer.cancel()
-            pending.timer = None
-        # Not at once: the answer's verdict goes into the outbox first, then the events
-        # (``settle``, once the verdict is queued, or the next loop pass).
         self._loop.call_soon(self._close, pending)
 
     def settle(self) -> None:
-        """Resolve now a decision point whose last answer has just come in, once that
-        answer's verdict is queued, rather than on the next loop pass: the events and the
-        next request then join the verdict before the seat's stream can write it alone."""
+        """Resolve the decision point if the answer just submitted completed it. Called once
+        that answer's verdict is delivered (queued for the seat's stream, say): the events
+        and the next request then join the verdict before the stream can write it alone."""
         pending = self.pending
         if pending is not None and pending.closing:
             self._close(pending)
@@ -434,8 +454,9 @@ class MatchRunner:
 
     def _halt(self) -> None:
         """Stop the clock: no decision point is in progress any more."""
-        if self.pending is not None and self.pending.timer is not None:
-            self.pending.timer.cancel()
+        if self._clock is not None:
+            self._clock.cancel()
+            self._clock = None
         self.pending = None
 
     def _send_request(self, seat: int) -> None:

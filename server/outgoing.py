@@ -11,7 +11,6 @@ protobuf objects as usual.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from client_sdk import wire
@@ -73,11 +72,15 @@ _CARDS = _tag(1, 2)
 """``Cards.cards``."""
 
 
-@functools.lru_cache(maxsize=4096)
 def _cards_body(cards: tuple[int, ...]) -> bytes:
-    """One ``Cards`` message's length and bytes. Cached: a match encodes the same rows,
-    piles and tricks for seat after seat and trick after trick."""
-    body = _CARDS + _packed_body(cards) if cards else b""
+    """One ``Cards`` message's length and bytes."""
+    n = len(cards)
+    if n < 126 and (not n or max(cards) < 128):
+        try:  # the usual case, every card one byte: no varint to work out
+            return bytes((n + 2, 10, n)) + bytes(cards) if n else b"\x00"
+        except ValueError:  # a card below zero
+            pass
+    body = _CARDS + _packed_body(cards)
     return varint(len(body)) + body
 
 

@@ -261,10 +261,11 @@ class BotService:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed SubmitAnswerRequest")
             raise AssertionError("unreachable")
         bot = await self._bot(context)
-        if bot is not None:
-            verdict = self._submit(self._ladder_route(bot.name)(), message.answer)
-        else:
-            verdict = self._submit(await self._seat(context), message.answer)
+        target = self._ladder_route(bot.name)() if bot is not None else \
+            await self._seat(context)
+        verdict = self._submit(target, message.answer)
+        if target is not None:
+            target[0].settle()  # the verdict goes back in the response, the events on the stream
         if isinstance(verdict, pb.AnswerAccepted):
             return pb.SubmitAnswerResponse(accepted=verdict)
         return pb.SubmitAnswerResponse(rejected=verdict)

@@ -18,7 +18,7 @@ from client_sdk import wire
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from referee.six_nimmt import new_state
 from server.hub import MatchHub
-from server.match_runner import MAX_UNREAD, MatchRunner
+from server.match_runner import MAX_UNREAD, MatchRunner, Outbox
 from server.service import BotService
 from server.store import MatchConfig, Store
 
@@ -55,6 +55,56 @@ def test_a_request_held_in_the_outbox_keeps_the_seats_full_deadline() -> None:
         assert request.time_left_ms == 500
         verdict = runner.submit(0, request.decision_id, wire.action_from_proto(request.legal[0]))
         assert isinstance(verdict, pb.AnswerAccepted)
+        assert not [e for e in runner.log if e["type"] == "timeout"]
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    asyncio.run(body())
+
+
+async def _next_request(outbox: Outbox) -> pb.DecisionRequest:
+    """Take messages from ``outbox`` (as its stream would) up to the next decision request."""
+    while True:
+        raw = await outbox.get()
+        assert raw is not None, "the connection ended before a request came"
+        message = pb.PlayResponse.FromString(raw)
+        if message.WhichOneof("body") == "decision":
+            return message.decision
+
+
+def test_after_a_quick_answer_the_next_request_keeps_its_whole_deadline() -> None:
+    """One timer serves all of a match's decision points and is left running when a point
+    ends early: a point that follows one answered at once still times out only a full
+    deadline after its own request was taken, not when the earlier point's timer fires."""
+    async def body() -> None:
+        runner = _runner(400)
+        outbox, _ = runner.attach(0)
+        task = asyncio.create_task(runner.run())
+        first = await _next_request(outbox)
+        runner.submit(0, first.decision_id, wire.action_from_proto(first.legal[0]))
+        runner.settle()
+        await _next_request(outbox)  # taken, and left unanswered: its clock starts now
+        taken = time.monotonic()
+        await _next_request(outbox)  # the one after it: the unanswered one timed out
+        waited = time.monotonic() - taken
+        timeouts = [e for e in runner.log if e["type"] == "timeout"]
+        assert [e["seat"] for e in timeouts] == [0]
+        assert waited >= 0.4, f"timed out {waited:.3f} s after the request, before its deadline"
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    asyncio.run(body())
+
+
+def test_a_complete_decision_nobody_settles_is_resolved_by_the_clock() -> None:
+    """An answer that completes a point is resolved by whoever delivered it (``settle``);
+    if nobody does, the deadline timer resolves it, with no timeout charged."""
+    async def body() -> None:
+        runner = _runner(100)
+        outbox, _ = runner.attach(0)
+        task = asyncio.create_task(runner.run())
+        first = await _next_request(outbox)
+        runner.submit(0, first.decision_id, wire.action_from_proto(first.legal[0]))
+        second = await _next_request(outbox)  # no settle(): the clock moves the match on
+        assert second.decision_id != first.decision_id
         assert not [e for e in runner.log if e["type"] == "timeout"]
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

@@ -98,6 +98,7 @@ async def answer(body: AnswerIn, playing: Seat) -> Verdict:
     if isinstance(action, int) and action not in INT32:
         raise ApiError(422, "invalid_request", f"{action} is out of the int32 range")
     verdict = runner.submit(seat_index, body.decision_id, action)
+    runner.settle()
     if isinstance(verdict, pb.AnswerAccepted):
         return Verdict(accepted=to_json(verdict))
     return Verdict(rejected=to_json(verdict))
