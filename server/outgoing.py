@@ -127,8 +127,48 @@ _L = [_tag(n, 2) for n in range(12)]
 """Tags of length-delimited fields 0..11."""
 
 
+_SHORT = 126
+"""Card lists shorter than this, of cards numbered 0 to 127, take a one-byte length and one
+byte per card, so their heads can be written in advance. Every list of a real 6 nimmt! game
+qualifies (cards run from 1 to 104, and no list holds more than all of them)."""
+
+
+def _cards_heads(tag: bytes) -> tuple[bytes, ...]:
+    """The head of a ``Cards`` field holding n one-byte cards, for each n below ``_SHORT``:
+    the field's tag and length, then ``Cards.cards``' tag and length (nothing when empty)."""
+    return (tag + b"\x00", *(tag + bytes((n + 2, 10, n)) for n in range(1, _SHORT)))
+
+
+def _packed_heads(tag: bytes) -> tuple[bytes, ...]:
+    """The head of a packed ``repeated int32`` field of n one-byte values, for each n below
+    ``_SHORT`` (an empty list is not written at all)."""
+    return (b"", *(tag + bytes((n,)) for n in range(1, _SHORT)))
+
+
+_HAND, _POOL = _packed_heads(_L[4]), _packed_heads(_L[11])
+_ROWS, _PILES, _REVEALED, _TRICK = (_cards_heads(_L[n]) for n in (5, 6, 9, 10))
+
+
 def _six_nimmt(o: six_nimmt.Observation) -> bytes:
-    """A ``SixNimmtObservation``."""
+    """A ``SixNimmtObservation``: its card lists through the heads above, or, for numbers
+    no real game has, the long way (``_six_nimmt_any``)."""
+    hand, pool, plays = o.hand, o.pool, o.trick_plays or ()
+    try:
+        first = b"".join([_HAND[len(hand)], bytes(hand),
+                          *[_ROWS[len(c)] + bytes(c) for c in o.rows],
+                          *[_PILES[len(c)] + bytes(c) for c in o.piles]])
+        last = b"".join([*[_REVEALED[len(c)] + bytes(c) for c in o.revealed],
+                         _TRICK[len(plays)], bytes(plays), _POOL[len(pool)], bytes(pool)])
+    except (IndexError, ValueError):  # a list too long, a number below 0 or above 255
+        return _six_nimmt_any(o)
+    if not (first.isascii() and last.isascii()):  # a number from 128 to 255: two bytes
+        return _six_nimmt_any(o)
+    return b"".join([_scalar(_T[1], o.seat), _scalar(_T[2], o.round), _scalar(_T[3], o.trick),
+                     first, _packed(_L[7], o.penalties), _packed(_L[8], o.totals), last])
+
+
+def _six_nimmt_any(o: six_nimmt.Observation) -> bytes:
+    """A ``SixNimmtObservation`` holding any int32 numbers."""
     return b"".join([
         _scalar(_T[1], o.seat), _scalar(_T[2], o.round), _scalar(_T[3], o.trick),
         _packed(_L[4], o.hand), _card_lists(_L[5], o.rows), _card_lists(_L[6], o.piles),
