@@ -142,7 +142,8 @@ class Pending:
     """When each seat's request was first taken out to be written: its clock starts there."""
     answers: dict[int, Action] = field(default_factory=dict)
     closing: bool = False
-    """Every seat has an answer and the resolution is scheduled."""
+    """Every seat has an answer: the point is resolved by ``settle``, on the next loop pass
+    (defaults) or, if nobody settles it, by the deadline timer."""
 
 
 class MatchRunner:
@@ -182,6 +183,7 @@ class MatchRunner:
         lasts far less than a deadline when bots answer at once), and re-armed for the
         point in progress when it fires, so a decision costs no timer of its own."""
         self._clock_at = 0.0
+        """When the deadline timer fires (monotonic seconds)."""
         self._check_all_joined()
 
     # -- connections ---------------------------------------------------------------------

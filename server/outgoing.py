@@ -74,13 +74,7 @@ _CARDS = _tag(1, 2)
 
 def _cards_body(cards: tuple[int, ...]) -> bytes:
     """One ``Cards`` message's length and bytes."""
-    n = len(cards)
-    if n < 126 and (not n or max(cards) < 128):
-        try:  # the usual case, every card one byte: no varint to work out
-            return bytes((n + 2, 10, n)) + bytes(cards) if n else b"\x00"
-        except ValueError:  # a card below zero
-            pass
-    body = _CARDS + _packed_body(cards)
+    body = _CARDS + _packed_body(cards) if cards else b""
     return varint(len(body)) + body
 
 

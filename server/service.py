@@ -261,8 +261,10 @@ class BotService:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed SubmitAnswerRequest")
             raise AssertionError("unreachable")
         bot = await self._bot(context)
-        target = self._ladder_route(bot.name)() if bot is not None else \
-            await self._seat(context)
+        if bot is not None:
+            target = self._ladder_route(bot.name)()
+        else:
+            target = await self._seat(context)
         verdict = self._submit(target, message.answer)
         if target is not None:
             target[0].settle()  # the verdict goes back in the response, the events on the stream
