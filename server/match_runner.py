@@ -540,6 +540,7 @@ class MatchRunner:
 
     async def _finish(self, termination: str) -> None:
         """Store the replay first, then tell every seat and spectator the result."""
+        self._halt()  # the timer left running would hold this runner for up to a deadline
         totals, ranks = self.state.result()
         self._event("match_end", termination=termination)
         replay = build_replay(self.state, match_id=self.config.match_id,
