@@ -3,8 +3,8 @@ beside a raw grpc.aio echo ping-pong measured in the same run.
 
 Run: python benchmarks/server.py [--bots 1,64,512] [--seconds 5] [--clients 2] [--repeats 3]
 
-Each connected bot plays its own 2-seat 6 nimmt! match against an in-process house bot, so
-every wait it sees is the server's. Bots answer at once with their first legal card. The echo
+Each connected bot plays its own 2-seat 6 nimmt! matches (one after another, when one ends)
+against an in-process house bot, so every wait it sees is the server's. Bots answer at once with their first legal card. The echo
 server answers each message of a bidirectional stream with the same bytes; its p50 is the
 floor of the transport, so "server-added p50" = referee p50 - echo p50.
 
@@ -45,6 +45,10 @@ from server.store import Store, UnknownMatchError  # noqa: E402
 ECHO = "/bench.Echo/Ping"
 SPAWN_S = 2.0
 """Time allowed for the client processes to start, before the warm-up begins."""
+MATCHES_FOR_ONE_BOT = 8
+"""Matches a lone bot is given to play one after another: a match to 10,000 points lasts a
+few thousand decisions, fewer than one bot answering at once plays in a run (many bots share
+the server, so each plays far fewer and one match each is enough)."""
 CONNECTS_PER_S = 100
 """Connections (token check, match start) allowed per second before the warm-up begins."""
 
@@ -64,9 +68,23 @@ async def echo_server() -> None:
     await server.wait_for_termination()
 
 
-async def _referee_seat(address: str, token: str, stop_at: float, warm_at: float,
+async def _referee_seat(address: str, tokens: list[str], stop_at: float, warm_at: float,
                         lat: list[float]) -> int:
-    """Play one seat: answer every decision at once with its first legal action."""
+    """Play one bot's matches one after another (the next when one ends), answering every
+    decision at once with its first legal action."""
+    done = 0
+    for token in tokens:
+        played, over = await _referee_match(address, token, stop_at, warm_at, lat)
+        done += played
+        if over:
+            break
+    return done
+
+
+async def _referee_match(address: str, token: str, stop_at: float, warm_at: float,
+                         lat: list[float]) -> tuple[int, bool]:
+    """Play one seat until its match ends or ``stop_at``; return the decisions counted and
+    whether the run is over."""
     done = 0
     async with grpc.aio.insecure_channel(address) as channel:
         call = wire.bot_stub(channel)["Play"](metadata=[("authorization", f"Bearer {token}")])
@@ -89,7 +107,8 @@ async def _referee_seat(address: str, token: str, stop_at: float, warm_at: float
                     lat.append(now - sent)
                     done += 1
                 if now > stop_at:
-                    break
+                    call.cancel()
+                    return done, True
                 request = message.decision
                 sent = time.perf_counter()
                 await call.write(pb.PlayRequest(answer=pb.Answer(
@@ -98,7 +117,7 @@ async def _referee_seat(address: str, token: str, stop_at: float, warm_at: float
             print(f"seat stream ended early: {exc.code().name} {exc.details()}",
                   file=sys.stderr)
         call.cancel()
-    return done
+    return done, time.perf_counter() > stop_at
 
 
 async def _echo_seat(address: str, stop_at: float, warm_at: float, lat: list[float]) -> int:
@@ -127,7 +146,7 @@ LAG_TICK_S = 0.01
 """How often a client process checks how late its event loop runs."""
 
 
-def _client(args: tuple[str, str, list[str], int, float, float]
+def _client(args: tuple[str, str, list[list[str]], int, float, float]
             ) -> tuple[int, list[float], float, float]:
     """One client process: its seats' round trips, their latencies, its CPU seconds, and
     the most its event loop ran late (a starved client answers late however fast its bots
@@ -179,7 +198,7 @@ class Figures:
     """The most a client process's event loop ran late (from the clients' start)."""
 
 
-def measure(mode: str, address: str, tokens: list[str], bots: int, server_pid: int,
+def measure(mode: str, address: str, tokens: list[list[str]], bots: int, server_pid: int,
             args: argparse.Namespace) -> Figures:
     """Run ``bots`` seats over ``args.clients`` processes, counting from ``args.warmup``
     seconds after the clients' start for ``args.seconds``."""
@@ -231,9 +250,11 @@ def referee_run(store: Store, db: str, bots: int, args: argparse.Namespace
     referee, address = start([*cli, "serve", "--port", "0", "--http-port", "-1", "--db", db])
     try:
         settings = new_state(2, {"end_threshold": 10_000}).settings
+        per_bot = max(1, MATCHES_FOR_ONE_BOT // bots)
         matches = [store.create_match("six_nimmt", settings, i, ["bench", "random"],
-                                      {1: "random"}) for i in range(bots)]
-        tokens = [str(seat_tokens[0]) for _, seat_tokens in matches]
+                                      {1: "random"}) for i in range(bots * per_bot)]
+        tokens = [[str(seat_tokens[0]) for _, seat_tokens in matches[b::bots]]
+                  for b in range(bots)]
         figures = measure("referee", address, tokens, bots, referee.pid, args)
     finally:
         referee.terminate()  # graceful: every live match is stored as aborted, with its log
