@@ -4,9 +4,10 @@ beside a raw grpc.aio echo ping-pong measured in the same run.
 Run: python benchmarks/server.py [--bots 1,64,512] [--seconds 5] [--clients 2] [--repeats 3]
 
 Each connected bot plays its own 2-seat 6 nimmt! matches (one after another, when one ends)
-against an in-process house bot, so every wait it sees is the server's. Bots answer at once with their first legal card. The echo
-server answers each message of a bidirectional stream with the same bytes; its p50 is the
-floor of the transport, so "server-added p50" = referee p50 - echo p50.
+against an in-process house bot, so every wait it sees is the server's. Bots answer at once
+with their first legal card. The echo server answers each message of a bidirectional stream
+with the same bytes; its p50 is the floor of the transport, so "server-added p50" = referee
+p50 - echo p50.
 
 "timeouts" are those the stored logs charge to the bots while they played. "client lag ms"
 is the most a client process's event loop ran late (referee/echo, worst run): a starved
