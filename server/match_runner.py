@@ -277,8 +277,7 @@ class MatchRunner:
         self.log.append(entry)
         pending.answers[seat] = action
         link.strikes = 0
-        if pending.answers.keys() == pending.ids.keys():
-            pending.closing = True
+        self._mark_complete(pending)
         return pb.AnswerAccepted(decision_id=decision_id)
 
     def _reject(self, seat: int, decision_id: str, reason: pb.RejectReason,
@@ -401,14 +400,21 @@ class MatchRunner:
         if due is not None:
             self._wake_at(due)
 
+    @staticmethod
+    def _mark_complete(pending: Pending) -> bool:
+        """Mark ``pending`` closing once every pending seat has an answer; True if this
+        call did."""
+        if pending.closing or pending.answers.keys() != pending.ids.keys():
+            return False
+        pending.closing = True
+        return True
+
     def _check_complete(self, pending: Pending) -> None:
         """Once every pending seat has an answer (given by default: a timeout, a seat gone),
         resolve the decision point on the next loop pass."""
-        if pending.closing or pending.answers.keys() != pending.ids.keys():
-            return
-        assert self._loop is not None
-        pending.closing = True
-        self._loop.call_soon(self._close, pending)
+        if self._mark_complete(pending):
+            assert self._loop is not None
+            self._loop.call_soon(self._close, pending)
 
     def settle(self) -> None:
         """Resolve the decision point if the answer just submitted completed it. Called once

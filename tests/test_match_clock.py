@@ -35,32 +35,6 @@ def _runner(deadline_ms: int, **settings_given: Any) -> MatchRunner:
     return MatchRunner(config, _nothing)
 
 
-def test_a_request_held_in_the_outbox_keeps_the_seats_full_deadline() -> None:
-    """A request that sits in the outbox longer than the deadline (the server was busy) is
-    sent with the full deadline left, and an answer given right after it is taken is
-    accepted with no timeout charged."""
-    async def body() -> None:
-        runner = _runner(500)
-        outbox, _ = runner.attach(0)
-        task = asyncio.create_task(runner.run())
-        await runner.started.wait()  # the first request is queued by now
-        await asyncio.sleep(0.7)  # a busy server: the request waits 1.4 deadlines
-        raw = outbox.get_nowait()  # match start and opening events, then the request
-        while raw is not None and pb.PlayResponse.FromString(raw).WhichOneof("body") != \
-                "decision":
-            raw = outbox.get_nowait()
-        assert raw is not None
-        message = pb.PlayResponse.FromString(raw)
-        request = message.decision
-        assert request.time_left_ms == 500
-        verdict = runner.submit(0, request.decision_id, wire.action_from_proto(request.legal[0]))
-        assert isinstance(verdict, pb.AnswerAccepted)
-        assert not [e for e in runner.log if e["type"] == "timeout"]
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-    asyncio.run(body())
-
-
 async def _next_request(outbox: Outbox) -> pb.DecisionRequest:
     """Take messages from ``outbox`` (as its stream would) up to the next decision request."""
     while True:
@@ -71,16 +45,44 @@ async def _next_request(outbox: Outbox) -> pb.DecisionRequest:
             return message.decision
 
 
+async def _answer_first_request(runner: MatchRunner
+                                ) -> tuple[Outbox, asyncio.Task[None], pb.DecisionRequest]:
+    """Connect seat 0, start the match and answer its first request (first legal action),
+    without settling the point; return the outbox, the match's task and that request."""
+    outbox, _ = runner.attach(0)
+    task = asyncio.create_task(runner.run())
+    first = await _next_request(outbox)
+    runner.submit(0, first.decision_id, wire.action_from_proto(first.legal[0]))
+    return outbox, task, first
+
+
+def test_a_request_held_in_the_outbox_keeps_the_seats_full_deadline() -> None:
+    """A request that sits in the outbox longer than the deadline (the server was busy) is
+    sent with the full deadline left, and an answer given right after it is taken is
+    accepted with no timeout charged."""
+    async def body() -> None:
+        runner = _runner(500)
+        outbox, _ = runner.attach(0)
+        task = asyncio.create_task(runner.run())
+        await runner.started.wait()  # the first request is queued by now
+        await asyncio.sleep(0.7)  # a busy server: the request waits 1.4 deadlines
+        request = await _next_request(outbox)  # after match start and opening events
+        assert request.time_left_ms == 500
+        verdict = runner.submit(0, request.decision_id, wire.action_from_proto(request.legal[0]))
+        assert isinstance(verdict, pb.AnswerAccepted)
+        assert not [e for e in runner.log if e["type"] == "timeout"]
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    asyncio.run(body())
+
+
 def test_after_a_quick_answer_the_next_request_keeps_its_whole_deadline() -> None:
     """One timer serves all of a match's decision points and is left running when a point
     ends early: a point that follows one answered at once still times out only a full
     deadline after its own request was taken, not when the earlier point's timer fires."""
     async def body() -> None:
         runner = _runner(400)
-        outbox, _ = runner.attach(0)
-        task = asyncio.create_task(runner.run())
-        first = await _next_request(outbox)
-        runner.submit(0, first.decision_id, wire.action_from_proto(first.legal[0]))
+        outbox, task, _ = await _answer_first_request(runner)
         runner.settle()
         await _next_request(outbox)  # taken, and left unanswered: its clock starts now
         taken = time.monotonic()
@@ -99,10 +101,7 @@ def test_a_complete_decision_nobody_settles_is_resolved_by_the_clock() -> None:
     if nobody does, the deadline timer resolves it, with no timeout charged."""
     async def body() -> None:
         runner = _runner(100)
-        outbox, _ = runner.attach(0)
-        task = asyncio.create_task(runner.run())
-        first = await _next_request(outbox)
-        runner.submit(0, first.decision_id, wire.action_from_proto(first.legal[0]))
+        outbox, task, first = await _answer_first_request(runner)
         second = await _next_request(outbox)  # no settle(): the clock moves the match on
         assert second.decision_id != first.decision_id
         assert not [e for e in runner.log if e["type"] == "timeout"]

@@ -80,8 +80,9 @@ def test_an_event_is_the_compact_json_of_its_fields(game: str, seats: int,
 
 @pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**31 - 1, -1, -130, -2**31])
 def test_a_number_is_written_as_protobuf_writes_it(value: int) -> None:
-    """Every int32, negative ones too (ten bytes), alone and in a packed list; a verdict
-    is protobuf's too."""
+    """Every int32, negative ones too (ten bytes), alone, in a packed list and in the card
+    lists (a 6 nimmt! observation writes cards below 128 a quicker way); a verdict is
+    protobuf's too."""
     cards = [value, 5, value]
     expected = pb.PlayResponse(decision=pb.DecisionRequest(
         decision_id="m:1:0", kind=pb.DECISION_KIND_PLAY_CARD, time_left_ms=value,
@@ -91,5 +92,13 @@ def test_a_number_is_written_as_protobuf_writes_it(value: int) -> None:
                                   Decision(0, DecisionKind.PLAY_CARD, ()))
     observation = empty._replace(round=value, hand=tuple(cards), totals=(value,))
     assert outgoing.decision(observation, "m:1:0", value) == expected.SerializeToString()
+    in_lists = pb.PlayResponse(decision=pb.DecisionRequest(
+        decision_id="m:1:0", kind=pb.DECISION_KIND_PLAY_CARD,
+        six_nimmt=pb.SixNimmtObservation(rows=[pb.Cards(cards=cards)],
+                                         revealed=[pb.Cards(cards=[value])],
+                                         trick_plays=pb.Cards(cards=[value]), pool=[value])))
+    listed = empty._replace(rows=(tuple(cards),), revealed=((value,),), trick_plays=(value,),
+                            pool=(value,))
+    assert outgoing.decision(listed, "m:1:0", 0) == in_lists.SerializeToString()
     assert outgoing.accepted(f"m:{value}:0") == pb.PlayResponse(
         accepted=pb.AnswerAccepted(decision_id=f"m:{value}:0")).SerializeToString()
