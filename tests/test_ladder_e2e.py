@@ -187,7 +187,10 @@ def test_two_servers_on_one_postgresql_never_double_seat(
     registered bot connected to both: no bot is ever in two matches at once, and every match
     is recorded (and rated) once."""
     with fresh_postgres() as url:
-        house = ["--house-bots", "random,random,random,greedy", "--house-rest", "0"]
+        # Each server re-seats the bots it just freed at once, so another server only wins
+        # bots that sit free for a while: house bots resting (the default second, longer
+        # than the matchmaker's retry) pass from one server to the other.
+        house = ["--house-bots", "random,random,random,greedy", "--house-rest", "1"]
         first = LadderServer(url, FAST + house).start()
         stop_all.append(first)
         second = LadderServer(url, FAST + house).start()
@@ -207,6 +210,7 @@ def test_two_servers_on_one_postgresql_never_double_seat(
 
         matches = {m.id: m for m in store.matches()}
         instances = {m.instance for m in matches.values()}
+        print("PERINST", __import__("collections").Counter(m.instance for m in matches.values()))
         assert len(instances) == 2  # both servers ran matches
         seats = store.seats(list(matches))
         spans: dict[str, list[tuple[datetime, datetime, str]]] = defaultdict(list)
