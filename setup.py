@@ -1,5 +1,5 @@
 """Build hook: generate the protobuf code from proto/ before the package is built, and
-compile the referee's hot modules with mypyc when a C compiler is at hand.
+compile the hot modules (referee and server) with mypyc when a C compiler is at hand.
 
 The protobuf code is generated before ``setup()`` itself, not in ``build_py``: package
 discovery happens when ``setup()`` is called, and on a clean tree (a fresh clone, the Docker
@@ -24,8 +24,10 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
-ACCELERATED = ("referee/core.py", "referee/six_nimmt.py")
-"""The modules compiled by mypyc (the 6 nimmt! trick path and the seeded deal)."""
+ACCELERATED = ("referee/core.py", "referee/six_nimmt.py", "server/match_runner.py",
+               "server/outgoing.py")
+"""The modules compiled by mypyc: the 6 nimmt! trick path and the seeded deal, and the
+server's path from an answer to the next request (``referee/_accel.py`` lists them too)."""
 STAMP = "_accel.json"
 """Written beside the compiled modules: the SHA-256 of each source they were built from."""
 
@@ -83,9 +85,10 @@ class OptionalBuildExt(build_ext):
                   "are used", file=sys.stderr)
             return
         if outputs:
-            stamp = {Path(src).name: hashlib.sha256((ROOT / src).read_bytes()).hexdigest()
+            stamp = {src: hashlib.sha256((ROOT / src).read_bytes()).hexdigest()
                      for src in ACCELERATED}
-            (outputs[0].parent / STAMP).write_text(json.dumps(stamp, indent=1) + "\n")
+            referee = next(path.parent for path in outputs if path.parent.name == "referee")
+            (referee / STAMP).write_text(json.dumps(stamp, indent=1) + "\n")
 
 
 generate()

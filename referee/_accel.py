@@ -1,11 +1,14 @@
-"""The optional mypyc accelerator: use the compiled referee modules only while they are
-built from the very sources beside them.
+"""The optional mypyc accelerator: use the compiled modules only while they are built from
+the very sources beside them.
 
-``setup.py`` compiles ``core`` and ``six_nimmt`` with mypyc when it can and stamps the
-SHA-256 of each source next to the compiled files (``_accel.json``). Python would import a
-compiled module in preference to its source, so an edited source (or a stale build) would be
-silently ignored: instead, unless every stamp matches, or when ``BULLRING_PURE_PYTHON`` is set,
-the pure-Python modules are imported. Both behave the same; the compiled ones are faster.
+``setup.py`` compiles the referee's hot modules (``referee.core``, ``referee.six_nimmt``) and
+the server's per-decision path (``server.match_runner``, ``server.outgoing``) with mypyc when
+it can, and stamps the SHA-256 of each source next to the compiled files (``_accel.json``).
+Python would import a compiled module in preference to its source, so an edited source (or a
+stale build) would be silently ignored: instead, unless every stamp matches, or when
+``BULLRING_PURE_PYTHON`` is set, the pure-Python modules are imported, all of them. Both
+behave the same; the compiled ones are faster. The choice is made once, when ``referee`` is
+first imported (``server`` imports it first of all).
 """
 
 from __future__ import annotations
@@ -22,24 +25,35 @@ from pathlib import Path
 from types import ModuleType
 
 HERE = Path(__file__).resolve().parent
-MODULES = ("core", "six_nimmt")
-"""The referee modules that may be compiled (``setup.py`` ``ACCELERATED``)."""
+ROOT = HERE.parent
+"""The folder holding the ``referee`` and ``server`` packages."""
+MODULES = ("referee.core", "referee.six_nimmt", "server.match_runner", "server.outgoing")
+"""The modules that may be compiled (``setup.py`` ``ACCELERATED``)."""
 STAMP = HERE / "_accel.json"
+
+
+def source(module: str) -> Path:
+    """The source file of ``module``, one of ``MODULES``."""
+    return ROOT.joinpath(*module.split(".")).with_suffix(".py")
 
 
 def compiled_files() -> list[Path]:
     """The compiled module files present beside the sources."""
-    return [HERE / f"{name}{suffix}" for name in MODULES
-            for suffix in importlib.machinery.EXTENSION_SUFFIXES
-            if (HERE / f"{name}{suffix}").exists()]
+    return [path for module in MODULES for suffix in importlib.machinery.EXTENSION_SUFFIXES
+            if (path := source(module).with_suffix(suffix)).exists()]
+
+
+def stamp_key(module: str) -> str:
+    """``module``'s source path from ``ROOT``, as the stamp names it (``referee/core.py``)."""
+    return source(module).relative_to(ROOT).as_posix()
 
 
 def stamp_matches() -> bool:
     """Whether the compiled modules were built from the sources as they are now."""
     try:
         stamp = json.loads(STAMP.read_text())
-        return all(stamp.get(f"{name}.py") == hashlib.sha256(
-            (HERE / f"{name}.py").read_bytes()).hexdigest() for name in MODULES)
+        return all(stamp.get(stamp_key(module)) == hashlib.sha256(
+            source(module).read_bytes()).hexdigest() for module in MODULES)
     except (OSError, ValueError):
         return False
 
@@ -49,11 +63,10 @@ class _SourceFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        """The source's spec for ``referee.core`` and ``referee.six_nimmt``, else None."""
-        package, _, name = fullname.rpartition(".")
-        if package != __package__ or name not in MODULES:
+        """The source's spec for each of ``MODULES``, else None."""
+        if fullname not in MODULES:
             return None
-        return importlib.util.spec_from_file_location(fullname, HERE / f"{name}.py")
+        return importlib.util.spec_from_file_location(fullname, source(fullname))
 
 
 def choose() -> bool:

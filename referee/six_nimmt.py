@@ -34,7 +34,8 @@ HIGHEST_CARD: Final = 104
 HAND_SIZE: Final = 10
 ROW_COUNT: Final = 4
 ROW_LIMIT: Final = 5
-MIN_SEATS, MAX_SEATS = 2, 10
+MIN_SEATS: Final = 2
+MAX_SEATS: Final = 10
 
 
 def bullheads(card: int) -> int:
