@@ -11,7 +11,7 @@ import copy
 import enum
 import random
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from referee.core import (
     Action,
@@ -29,8 +29,9 @@ from referee.settings import COMMON_SETTINGS, Setting, SettingValue, parse_setti
 
 GAME_ID = "no_thanks"
 LOWEST_CARD, HIGHEST_CARD = 3, 35
-MIN_SEATS, MAX_SEATS = 2, 7
+MIN_SEATS: Final = 2
 """Seat limits; 2 seats need the ``two_seats`` setting."""
+MAX_SEATS: Final = 7
 TENS = (10, 20, 30)
 
 
