@@ -24,22 +24,28 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
-ACCELERATED = ("referee/core.py", "referee/six_nimmt.py", "server/match_runner.py",
-               "server/outgoing.py")
-"""The modules compiled by mypyc: the 6 nimmt! trick path and the seeded deal, and the
-server's path from an answer to the next request (``referee/_accel.py`` lists them too)."""
-STAMP = "_accel.json"
+
+
+def _load(name: str, path: Path) -> Any:
+    """The module at ``path``, loaded on its own (the packages are not importable yet)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_ACCEL = _load("_accel", ROOT / "referee" / "_accel.py")
+ACCELERATED = tuple(_ACCEL.stamp_key(module) for module in _ACCEL.MODULES)
+"""The modules compiled by mypyc, as ``referee/_accel.py`` lists them: the 6 nimmt! trick
+path and the seeded deal, and the server's path from an answer to the next request."""
+STAMP: str = _ACCEL.STAMP.name
 """Written beside the compiled modules: the SHA-256 of each source they were built from."""
 
 
 def generate() -> None:
     """Compile ``proto/`` with grpcio-tools (``client_sdk/protogen.py``)."""
-    path = ROOT / "client_sdk" / "protogen.py"
-    spec = importlib.util.spec_from_file_location("protogen", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.generate()
+    _load("protogen", ROOT / "client_sdk" / "protogen.py").generate()
 
 
 def accelerator() -> list[Any]:

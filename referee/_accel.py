@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 """The folder holding the ``referee`` and ``server`` packages."""
 MODULES = ("referee.core", "referee.six_nimmt", "server.match_runner", "server.outgoing")
-"""The modules that may be compiled (``setup.py`` ``ACCELERATED``)."""
+"""The modules that may be compiled (``setup.py`` compiles exactly these)."""
 STAMP = HERE / "_accel.json"
 
 
