@@ -267,10 +267,11 @@ class MatchRunner:
                                 "the answer carries no action")
         try:
             self.state.validate(seat, action)
-        except MalformedActionError as exc:
-            return self._reject(seat, decision_id, pb.REJECT_REASON_MALFORMED_ACTION, str(exc))
-        except IllegalActionError as exc:
-            return self._reject(seat, decision_id, pb.REJECT_REASON_ILLEGAL_ACTION, str(exc))
+        except MalformedActionError as malformed:  # one name per type: mypyc types a name once
+            return self._reject(seat, decision_id, pb.REJECT_REASON_MALFORMED_ACTION,
+                                str(malformed))
+        except IllegalActionError as illegal:
+            return self._reject(seat, decision_id, pb.REJECT_REASON_ILLEGAL_ACTION, str(illegal))
         now = time.monotonic()
         entry = answer_event(self.state, seat, action)
         entry["ms"] = round((now - pending.sent_at.get(seat, now)) * 1000, 3)
