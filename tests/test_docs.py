@@ -93,6 +93,18 @@ def test_the_checks_catch_what_they_look_for(tmp_path: Path) -> None:
     assert HISTORY.search("measured in the previous stop")
 
 
+def test_readme_and_docs_speak_of_the_project_not_its_history() -> None:
+    """README.md and docs/ say what the project is and does, never how it was built: the
+    same check as ``git grep -niE "this stop|previous stop|other helpers|this session" --
+    README.md docs``, with a few more such phrases."""
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    found = [f"{page.relative_to(ROOT)}:{n}: {line.strip()}"
+             for page in pages
+             for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+             if HISTORY.search(line)]
+    assert not found, "\n".join(found)
+
+
 def test_code_comments_speak_of_the_code_not_its_history() -> None:
     """Comments and docstrings of the code say what it does, not which work session did it."""
     this = Path(__file__).resolve()
@@ -102,6 +114,18 @@ def test_code_comments_speak_of_the_code_not_its_history() -> None:
                                                      errors="replace").splitlines(), 1)
              if HISTORY.search(line)]
     assert not found, "\n".join(found)
+
+
+def test_readme_links_every_page_of_the_docs() -> None:
+    """A reader finds every page of docs/ from the README."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    linked = {target.split("#")[0] for target in MARKDOWN_LINK.findall(readme)}
+    missing = [f"docs/{page.name}" for page in sorted(DOCS.glob("*.md"))
+               if f"docs/{page.name}" not in linked]
+    assert not missing, f"README.md does not link {missing}"
+
+
+# -- the replay format page ------------------------------------------------------------------
 
 
 def _field_tables(page: Path) -> dict[str, list[set[str]]]:
