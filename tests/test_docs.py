@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 SKIPPED_DIRS = {".git", ".venv", "node_modules", "build", "dist", "generated", "__pycache__",
-                ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis"}
+                "target", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis"}
 TEXT_SUFFIXES = {".md", ".py", ".js", ".ts", ".proto", ".toml", ".yaml", ".yml", ".cfg",
                  ".txt", ".sh", ".html", ".css", ".json", ".ini", ""}
 
