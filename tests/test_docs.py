@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -208,3 +210,15 @@ def test_settings_in_the_docs_are_the_engines(page: str) -> None:
             default = str(setting.default).lower()
             row = re.search(rf"^\| `{setting.name}` \| `?{re.escape(default)}`? \|", text, re.M)
             assert row, f"{game} setting {setting.name} (default {default}) not in rules.md"
+
+
+def test_protocol_transcripts_are_what_a_real_match_sends() -> None:
+    """docs/protocol.md's gRPC and HTTP transcripts are played again against a real server
+    (``scripts/protocol_transcript.py --check``): every message must be the same, but for
+    match ids, tokens, the time left and how messages fall into polls."""
+    checked = subprocess.run(
+        [sys.executable, "scripts/protocol_transcript.py", "--check", "docs/protocol.md"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, (
+        f"{checked.stdout}{checked.stderr}\nrun `python scripts/protocol_transcript.py "
+        f"--write docs/protocol.md` if the change is meant")
