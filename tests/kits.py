@@ -25,8 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 KIT_LADDERS = ["--house-bots", "greedy,greedy,random,threshold,never_take",
                "--table-size", "six_nimmt=3-5", "--table-size", "no_thanks=3-4",
-               "--ladder-setting", "six_nimmt:rounds=1", "--house-rest", "0.2"]
-"""Both ladders, with house bots for every table and one-round 6 nimmt! matches."""
+               "--ladder-setting", "six_nimmt:rounds=1", "--house-rest", "0.2",
+               "--ladder-setting", "six_nimmt:deadline_ms=3000",
+               "--ladder-setting", "no_thanks:deadline_ms=3000"]
+"""Both ladders, with house bots for every table and one-round 6 nimmt! matches. The
+deadline is 3 s: a JVM's first decision (class loading, a cold JIT) took over 1 s on a
+machine running a load of 30, and a timeout here must mean the kit failed, not the machine."""
 
 
 @dataclass(frozen=True)
