@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from client_sdk import arena, cli, runner_cli, tournament
+from client_sdk import arena_cli, cli, runner_cli, tournament_cli
 from server import cli as server_cli
 from tests.serving import CLI
 
@@ -23,8 +23,8 @@ Main = Callable[[Sequence[str] | None], int]
 SCRIPTS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Main]] = {
     "bullring": (server_cli.build_parser, server_cli.main),
     "bullring-bot": (runner_cli.build_parser, runner_cli.main),
-    "bullring-arena": (arena.build_parser, arena.main),
-    "bullring-tournament": (tournament.build_parser, tournament.main),
+    "bullring-arena": (arena_cli.build_parser, arena_cli.main),
+    "bullring-tournament": (tournament_cli.build_parser, tournament_cli.main),
 }
 """Every console script: the full install's ``bullring`` and the SDK's scripts."""
 
