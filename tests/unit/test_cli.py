@@ -258,7 +258,7 @@ def test_each_bad_invocation_is_one_line(capsys: pytest.CaptureFixture[str],
     """Each exits with its class's status and one line naming the problem, in an empty
     folder that stays empty."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
     assert server_cli.main(argv) == status
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and message in err, err

@@ -30,8 +30,8 @@ from referee.core import (
 )
 from referee.registry import GAMES, GameSpec, GameState
 from referee.replay import answer_event, build_replay, verify
-from tests import test_no_thanks, test_six_nimmt
 from tests.compiled import ROOT
+from tests.property import test_no_thanks, test_six_nimmt
 
 
 class Hooks(NamedTuple):
@@ -244,7 +244,7 @@ def test_a_game_added_to_the_registry_is_checked_by_this_suite() -> None:
     this file run for it too, and pass."""
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "tests.toy_game", "-p", "no:cacheprovider",
-         "-k", "toy_high_card", "tests/test_conformance.py"],
+         "-k", "toy_high_card", "tests/unit/test_conformance.py"],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     ran = [line for line in done.stdout.splitlines() if " passed" in line]

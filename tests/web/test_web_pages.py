@@ -20,12 +20,12 @@ import pytest
 from tests.browser import launch_chromium, screenshot_dir
 from tests.ladder_helpers import LadderServer
 from tests.serving import ServerProcess, db_url, finish
-from tests.test_web import HttpSeats, played
+from tests.web.test_web import HttpSeats, played
 
 pytestmark = pytest.mark.timeout(300)
 
-AXE = Path(__file__).resolve().parent / "web_deps" / "node_modules" / "axe-core" / "axe.min.js"
-"""axe-core from npm (``npm ci --prefix tests/web_deps``, done by .ci/run)."""
+AXE = Path(__file__).resolve().parent / "deps" / "node_modules" / "axe-core" / "axe.min.js"
+"""axe-core from npm (``npm ci --prefix tests/web/deps``, done by .ci/run)."""
 WIDTHS = (1280, 390)
 
 
@@ -39,7 +39,7 @@ def browser() -> Iterator[Any]:
 def axe() -> str:
     """axe-core's script; fail under CI=true when it is missing, skip otherwise."""
     if not AXE.exists():
-        message = f"{AXE} is missing: npm ci --prefix tests/web_deps"
+        message = f"{AXE} is missing: npm ci --prefix tests/web/deps"
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)

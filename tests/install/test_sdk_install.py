@@ -23,7 +23,7 @@ from tests.serving import ServerProcess
 
 pytestmark = pytest.mark.install
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "client_sdk" / "examples" / "careful.py"
 ALLOWED = {"bullring-sdk", "grpcio", "protobuf", "typing-extensions", "pip", "setuptools"}
 """What the venv may hold: the SDK, its two dependencies (grpcio's own typing-extensions) and
