@@ -142,8 +142,8 @@ func Run(bot Bot) {
 	r := &runner{bot: bot, opts: opts, ctx: ctx, answers: map[string]*pb.Action{},
 		logger: log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)}
 	go func() {
-		s := <-signals
-		r.logf("INFO", "%v: stopping", s)
+		name := map[os.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[<-signals]
+		r.logf("INFO", "%s: stopping", name)
 		cancel()
 	}()
 	os.Exit(r.run())
