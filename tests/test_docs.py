@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 SKIPPED_DIRS = {".git", ".venv", "node_modules", "build", "dist", "generated", "__pycache__",
-                ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis"}
+                "target", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis"}
 TEXT_SUFFIXES = {".md", ".py", ".js", ".ts", ".proto", ".toml", ".yaml", ".yml", ".cfg",
                  ".txt", ".sh", ".html", ".css", ".json", ".ini", ""}
 
@@ -93,6 +95,18 @@ def test_the_checks_catch_what_they_look_for(tmp_path: Path) -> None:
     assert HISTORY.search("measured in the previous stop")
 
 
+def test_readme_and_docs_speak_of_the_project_not_its_history() -> None:
+    """README.md and docs/ say what the project is and does, never how it was built: the
+    same check as ``git grep -niE "this stop|previous stop|other helpers|this session" --
+    README.md docs``, with a few more such phrases."""
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    found = [f"{page.relative_to(ROOT)}:{n}: {line.strip()}"
+             for page in pages
+             for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+             if HISTORY.search(line)]
+    assert not found, "\n".join(found)
+
+
 def test_code_comments_speak_of_the_code_not_its_history() -> None:
     """Comments and docstrings of the code say what it does, not which work session did it."""
     this = Path(__file__).resolve()
@@ -102,6 +116,18 @@ def test_code_comments_speak_of_the_code_not_its_history() -> None:
                                                      errors="replace").splitlines(), 1)
              if HISTORY.search(line)]
     assert not found, "\n".join(found)
+
+
+def test_readme_links_every_page_of_the_docs() -> None:
+    """A reader finds every page of docs/ from the README."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    linked = {target.split("#")[0] for target in MARKDOWN_LINK.findall(readme)}
+    missing = [f"docs/{page.name}" for page in sorted(DOCS.glob("*.md"))
+               if f"docs/{page.name}" not in linked]
+    assert not missing, f"README.md does not link {missing}"
+
+
+# -- the replay format page ------------------------------------------------------------------
 
 
 def _field_tables(page: Path) -> dict[str, list[set[str]]]:
@@ -184,3 +210,17 @@ def test_settings_in_the_docs_are_the_engines(page: str) -> None:
             default = str(setting.default).lower()
             row = re.search(rf"^\| `{setting.name}` \| `?{re.escape(default)}`? \|", text, re.M)
             assert row, f"{game} setting {setting.name} (default {default}) not in rules.md"
+
+
+def test_protocol_transcripts_and_http_examples_are_what_a_real_server_sends() -> None:
+    """docs/protocol.md's gRPC and HTTP transcripts and docs/http.md's curl examples are
+    played again against a real server (``scripts/protocol_transcript.py --check``): every
+    message and answer must be the same, but for match ids, tokens, the time left and how
+    messages fall into polls."""
+    pages = ["docs/protocol.md", "docs/http.md"]
+    checked = subprocess.run(
+        [sys.executable, "scripts/protocol_transcript.py", "--check", *pages],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, (
+        f"{checked.stdout}{checked.stderr}\nrun `python scripts/protocol_transcript.py "
+        f"--write {' '.join(pages)}` if the change is meant")

@@ -292,7 +292,7 @@ def test_admin_calls_over_grpc_need_the_admin_token(
         tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
     """The server prints an admin token once at its first start; ``bullring bots ...
     --server`` registers, versions, disables and rotates over gRPC only with that token
-    (none: UNAUTHENTICATED, a wrong one: PERMISSION_DENIED), and a taken name is refused."""
+    (none: exit 2, a wrong one: 3), and a taken name or an unknown bot is refused (7)."""
     server = LadderServer(db_url(tmp_path), FAST).start()
     stop_all.append(server)
     assert server.proc is not None and server.proc.stdout is not None
@@ -310,21 +310,21 @@ def test_admin_calls_over_grpc_need_the_admin_token(
     missing = bots("add", "remote", token=None)
     assert missing.returncode == 2 and "admin token" in missing.stderr
     wrong = bots("add", "remote", token=admin + "x")
-    assert wrong.returncode == 3 and "PERMISSION_DENIED" in wrong.stderr
+    assert wrong.returncode == 3 and "refused the admin token" in wrong.stderr
     added = bots("add", "remote", "--owner", "net")
     assert added.returncode == 0, added.stderr
     token = added.stdout.strip().splitlines()[-1]
     store = Store(server.db)
     found = store.bot_for_token(token)
     assert found is not None and found.name == "remote" and found.owner == "net"
-    assert bots("add", "remote").returncode == 2  # ALREADY_EXISTS
+    assert bots("add", "remote").returncode == 7  # ALREADY_EXISTS: the name is taken
     assert "version 2" in bots("version", "remote").stdout
     assert bots("disable", "remote").returncode == 0 and not store.bot("remote").enabled
     assert bots("enable", "remote").returncode == 0 and store.bot("remote").enabled
     rotated = bots("rotate-token", "remote").stdout.strip().splitlines()[-1]
     assert store.bot_for_token(token) is None and store.bot_for_token(rotated) is not None
     unknown = bots("version", "nobody")
-    assert unknown.returncode == 2 and "NOT_FOUND" in unknown.stderr
+    assert unknown.returncode == 7 and "no bot named 'nobody'" in unknown.stderr
     server.stop()
     again = LadderServer(server.db, FAST).start()  # the token is printed only once
     stop_all.append(again)
