@@ -1,49 +1,46 @@
-"""The Go starter kit (client_sdk/go), copied out of the repository, built
-by its README's commands and played on a live server's ladders."""
+"""The Go starter kit (client_sdk/go): copied out of the repository with the contract,
+built by its README's command from Debian's Go packages, and run on a live server's
+ladder."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.ladder_helpers import LadderServer
-from tests.starter_kits import (
-    THROWING,
-    Built,
-    Kit,
-    build_copy,
-    check_exception_falls_to_default,
-    check_plays_both_ladders,
-    check_toolchain_line,
-    ladder,
-)
+from tests.kits import Kit, KitRig, check_a_throw_falls_to_the_default, check_ladder_play, kit_rig
 
-__all__ = ["ladder"]
-
-KIT = Kit(folder="go", bot_source="bot.go", throwing_bot="throwing_bot.go",
-          thrower="throwingBot).PlayCard", outputs=("build",),
-          tools=("go", "protoc", "make"))
+GO = Kit("go", ("go", "protoc", "make"))
+THROWING_BOT = Path(__file__).resolve().parent / "kit_bots" / "throwing_bot.go"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    """The kit copied to a temporary folder and built there."""
-    return build_copy(KIT, tmp_path_factory.mktemp("kit") / KIT.folder)
+def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KitRig]:
+    """The kit built in a folder of its own, and a ladder server."""
+    yield from kit_rig(GO, tmp_path_factory.mktemp("go"))
 
 
-def test_readme_toolchain_is_installed() -> None:
-    """The README's first command names Debian packages, all installed here."""
-    check_toolchain_line(KIT)
+def test_readme_installs_what_ci_installs() -> None:
+    """Every Debian package the README's install command names is installed by .ci/run."""
+    GO.check_install_line()
 
 
-def test_starter_bot_plays_both_ladders(built: Built, ladder: LadderServer) -> None:
-    """See ``check_plays_both_ladders``."""
-    check_plays_both_ladders(built, ladder)
+def test_the_starter_bot_plays_both_ladders(rig: KitRig) -> None:
+    """The Go starter bot plays two rated matches of each game on the ladder by the README's
+    run command and stops on SIGTERM with status 0 (tests/kits.py says what is checked)."""
+    check_ladder_play(rig)
 
 
-def test_exception_in_bot_code_falls_to_default(built: Built, ladder: LadderServer,
-                                               tmp_path: Path) -> None:
-    """See ``check_exception_falls_to_default``."""
-    thrower = built.variant(tmp_path / KIT.folder, THROWING / KIT.throwing_bot)
-    check_exception_falls_to_default(thrower, ladder)
+def test_a_panicking_bot_falls_to_the_default_and_plays_on(rig: KitRig, tmp_path: Path) -> None:
+    """A bot whose PlayCard panics once is logged with its stack, that decision gets the
+    default action, and the bot plays the rest of its match."""
+    folder = GO.variant(rig.folder, tmp_path / "go", "bot.go", THROWING_BOT)
+    name = "gothrows"
+    bot = GO.start(folder, name, rig.server, rig.server.add_bot(name), "six_nimmt",
+                   "--matches", "1")
+    try:
+        check_a_throw_falls_to_the_default(rig, name, bot, "thrown on purpose")
+        assert "(*throwingBot).PlayCard" in bot.err.text()
+    finally:
+        bot.stop()

@@ -16,8 +16,8 @@ export type { PublicEvent__Output as PublicEvent } from './generated/bullring/v1
 export type { SixNimmtObservation__Output as SixNimmtObservation } from './generated/bullring/v1/SixNimmtObservation';
 export type { ProtoGrpcType } from './generated/referee';
 
-/** The proto file, carried by the kit (loaded at run time by @grpc/proto-loader). */
-export const PROTO_FILE = path.resolve(__dirname, '..', 'proto', 'bullring', 'v1', 'referee.proto');
+/** The proto file, copied into dist/ by the build (loaded at run time by @grpc/proto-loader). */
+export const PROTO_FILE = path.resolve(__dirname, 'proto', 'bullring', 'v1', 'referee.proto');
 
 /** The proto package holding BotService. */
 export const PACKAGE = 'v1';
