@@ -196,11 +196,12 @@ def run(prog: str, parser: argparse.ArgumentParser, argv: Sequence[str] | None,
             return int(exc.code or 0)
         return int(args.run(args))
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
+        print(f"{getattr(args, 'command_prog', prog)}: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
         _silence_stdout()
-        print(f"{prog}: the output was closed before it was all written", file=sys.stderr)
+        print(f"{getattr(args, 'command_prog', prog)}: the output was closed before it was all "
+              f"written", file=sys.stderr)
         return ExitCode.OUTPUT_CLOSED
     except Exception as exc:
         error = known_error(exc, classify)

@@ -254,6 +254,8 @@ class _Seat:
         elif which == "ladder_queued":
             log.info("waiting on the %s ladder as %s", response.ladder_queued.game,
                      response.ladder_queued.bot)
+            if response.ladder_queued.notice:
+                log.warning("%s", response.ladder_queued.notice)
         return None
 
     def ended(self, response: pb.PlayResponse) -> bool:

@@ -163,6 +163,7 @@ def _welcome(server: RefereeServer, address: str) -> str:
     db = server.options.db
     game = next(iter(ladder.sizes), "six_nimmt")
     return (f"bullring: ladders: {games}; house bots: {house}\n"
+            f"bullring: {ladder.house_report()}\n"
             f"bullring: connect a bot:\n"
             f"  bullring bots add NAME --db {db}      # prints the bot's token once\n"
             f"  bullring bot --server {address} --token TOKEN --ladder {game} house:greedy"

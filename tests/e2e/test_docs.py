@@ -19,7 +19,7 @@ from client_sdk.house import house_bot
 from referee.registry import get_game
 from referee.replay import build_replay
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 SKIPPED_DIRS = {".git", ".venv", "node_modules", "build", "dist", "generated", "__pycache__",

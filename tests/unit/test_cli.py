@@ -5,6 +5,9 @@ read-only commands never create a database; ``--help`` lists the exit statuses."
 from __future__ import annotations
 
 import argparse
+import os
+import socket
+import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -13,6 +16,7 @@ import pytest
 
 from client_sdk import arena, cli, runner_cli, tournament
 from server import cli as server_cli
+from tests.serving import CLI
 
 Main = Callable[[Sequence[str] | None], int]
 
@@ -175,4 +179,87 @@ def test_read_commands_never_create_a_database(
         assert server_cli.main([*argv, *extra]) == 2
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and "no database at" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_serve_refuses_a_bad_start_in_one_line_leaving_nothing(tmp_path: Path) -> None:
+    """``bullring serve`` with a bad ladder setting, a bad port, a port in use or a database
+    it cannot reach exits non-zero with one line on stderr, before it listens, and leaves
+    the folder as it found it (no database file)."""
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = str(taken.getsockname()[1])
+    cases = {
+        "rounds": (["--ladder-setting", "six_nimmt:rounds=abc"], 2),
+        "bogus": (["--ladder-setting", "six_nimmt:bogus=1"], 2),
+        "--port": (["--port", "99999"], 2),
+        "in use": (["--port", port, "--http-port", "0"], 2),
+        "--http-port": (["--port", "0", "--http-port", port], 2),
+        "the database failed": (["--port", "0", "--http-port", "0", "--db",
+                                 "postgresql+psycopg://nobody@127.0.0.1:1/none"], 5),
+        "--db": (["--db", "sqlite:////proc/no-such-folder/bullring.db"], 2),
+    }
+    try:
+        procs = {name: subprocess.Popen([*CLI, "serve", *argv], cwd=tmp_path, text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for name, (argv, _) in cases.items()}
+        for name, proc in procs.items():
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == cases[name][1], (name, err)
+            assert len(err.strip().splitlines()) == 1 and name in err, (name, err)
+            assert err.startswith("bullring serve: ") and "listening" not in out, (name, out)
+    finally:
+        taken.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_closed_output_is_one_line(tmp_path: Path) -> None:
+    """``bullring arena --json | head -0``: nobody reads the output any more; the command
+    says so in one line (exit status 8), without a traceback."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the command writes anything
+    try:
+        proc = subprocess.run([*CLI, "arena", "--game", "six_nimmt", "--bots",
+                               "random,random,random", "--games", "3", "--json"], cwd=tmp_path,
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert proc.returncode == 8
+    assert proc.stderr.strip() == \
+        "bullring arena: the output was closed before it was all written"
+
+
+ISSUE_CASES = [
+    (["arena", "--game", "six_nimmt", "--bots", "random,random", "--games", "-5"], 2,
+     "--games: must be at least 1"),
+    (["arena", "--game", "six_nimmt", "--bots", "random,random", "--workers", "0"], 2,
+     "--workers: must be at least 1"),
+    (["arena", "--game", "six_nimmt", "--bots", "random,random", "--replays", "/proc/nope"], 2,
+     "--replays: cannot write in '/proc/nope'"),
+    (["leaderboard", "--game", "chess"], 2, "--game: unknown game 'chess'; known: six_nimmt"),
+    (["leaderboard", "--game", "six_nimmt"], 2, "--db: no database at 'bullring.db'"),
+    (["replay", "export", "1f2e3d4c5b6a"], 2, "--db: no database at 'bullring.db'"),
+    (["bots", "list", "--server", "127.0.0.1:1"], 4, "no answer from 127.0.0.1:1"),
+    (["serve", "--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=abc"], 2,
+     "--ladder-setting: setting 'rounds' must be an integer, not 'abc'"),
+    (["serve", "--ladder-setting", "six_nimmt:bogus=1"], 2, "unknown setting 'bogus'"),
+    (["arena", "--game", "six_nimmt", "--bots", "tests.bots.faulty:Illegal,random"], 6,
+     "bot 'tests.bots.faulty:Illegal' (seat 0) answered illegally in 6 nimmt! game 0"),
+]
+"""The bad invocations the issues name, with the status and line each gives."""
+
+
+@pytest.mark.parametrize("argv,status,message", ISSUE_CASES,
+                         ids=[" ".join(argv) for argv, _, _ in ISSUE_CASES])
+def test_each_bad_invocation_is_one_line(capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                         argv: list[str], status: int, message: str) -> None:
+    """Each exits with its class's status and one line naming the problem, in an empty
+    folder that stays empty."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
+    assert server_cli.main(argv) == status
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and message in err, err
     assert list(tmp_path.iterdir()) == []

@@ -330,3 +330,29 @@ def test_admin_calls_over_grpc_need_the_admin_token(
     stop_all.append(again)
     assert again.proc is not None and again.proc.stdout is not None
     assert "admin token" not in again.proc.stdout.readline()
+
+
+def test_a_ladder_that_cannot_fill_a_table_says_so(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """At start the server says which ladders its house bots fill on their own; a bot that
+    joins a ladder too few bots can fill is told why it waits (in its log, from the
+    server's LadderQueued), and the server logs the same warning."""
+    server = LadderServer(db_url(tmp_path), [
+        "--ladder", "six_nimmt,no_thanks", "--house-bots", "greedy,greedy,random,random",
+        "--house-rest", "3600", "--table-size", "six_nimmt=4"]).start()
+    stop_all.append(server)
+    assert server.proc is not None and server.proc.stdout is not None
+    report = ""
+    while "house bots fill" not in report:
+        report = server.proc.stdout.readline()
+        assert report, "the server's start-up lines ended without the ladders' report"
+    assert "six_nimmt: house bots fill its tables (4 of 4 needed)" in report
+    assert "no_thanks: needs 2 more bots to join (2 house bots of 4 needed)" in report
+    [bot] = start_bots(server, {"alone": "house:random"}, game="no_thanks")
+    stop_all.append(bot)
+    warning = ("the no_thanks ladder cannot fill a table: it needs 4 bots and has 3 "
+               "(2 house bots, 1 connected); bots wait until 1 more join")
+    bot.err.wait(lambda lines: any(warning in line for line in lines), 60, "the bot's warning")
+    assert server.log is not None
+    server.log.wait(lambda lines: any(warning in line for line in lines), 60,
+                    "the server's warning")
