@@ -747,7 +747,8 @@ function noThanksStep(step, names, replay, bots) {
 /** The public state of a live match, rebuilt from its public events only. */
 function liveState(match) {
   const seats = match.seats.length;
-  return {game: match.game, names: match.seats, events: 0, round: 0, trick: 0,
+  return {game: match.game, names: match.seats, bots: match.bots || [], events: 0, round: 0,
+          trick: 0,
           rows: [], plays: null, rowChoice: null, taken: null,
           penalties: new Array(seats).fill(0), totals: new Array(seats).fill(0),
           card: null, pot: 0, deckLeft: null, cards: Array.from({length: seats}, () => []),
@@ -822,7 +823,8 @@ function turnPanel(match) {
     if (!turn) return;
     const gone = performance.now() - at;
     if (!turn.running) {
-      line.textContent = "The match has not started yet."; clocks.replaceChildren(); return;
+      line.textContent = "Nobody is being waited for: the match is not in play here now.";
+      clocks.replaceChildren(); return;
     }
     if (!turn.waiting.length) {
       line.textContent = "Everyone has answered; the cards are being placed.";
@@ -907,7 +909,7 @@ function liveSixNimmt(state) {
     h("h2", {}, "Rows"), rowsView(state.rows, marks, state.plays ? new Set(state.plays) : null),
     h("h2", {}, "Seats"), table("Seats", cols,
       state.names.map((name, s) => tr({"data-seat": s}, cols, [
-        name,
+        botLink(name, state.bots[s]),
         state.plays ? nimmtCard(state.plays[s]) : "",
         cardList(state.taken ? state.taken[s] : [], (c) => nimmtCard(c)),
         state.penalties[s],
@@ -924,7 +926,7 @@ function liveNoThanks(state) {
       state.deckLeft === null ? "—" : state.deckLeft),
     h("h2", {}, "Seats"), table("Seats", cols,
       state.names.map((name, s) => tr({"data-seat": s}, cols, [
-        name,
+        botLink(name, state.bots[s]),
         cardList([...state.cards[s]].sort((a, b) => a - b), plainCard),
         {attrs: {"data-testid": "total"}, content: state.totals[s]}])), {"data-testid": "seats"}));
 }
