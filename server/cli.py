@@ -46,6 +46,7 @@ def _replay_verify(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from server import app, ladder
+    from server.limits import Limits
 
     games = tuple(g.strip() for g in args.ladder.split(",") if g.strip())
     try:
@@ -70,9 +71,16 @@ def _serve(args: argparse.Namespace) -> int:
     except (RefereeError, ValueError) as exc:
         print(f"bullring serve: {exc}", file=sys.stderr)
         return 2
+    try:
+        limits = Limits(args.max_connections, args.max_streams, args.max_body_kb * 1024,
+                        header_timeout_s=args.header_timeout, idle_timeout_s=args.idle_timeout)
+    except ValueError as exc:
+        print(f"bullring serve: {exc}", file=sys.stderr)
+        return 2
     options = app.ServerOptions(args.host, args.port, args.db, args.start_timeout,
                                 ladder=ladder_options, db_retry_s=args.db_retry,
-                                http_port=None if args.http_port < 0 else args.http_port)
+                                http_port=None if args.http_port < 0 else args.http_port,
+                                limits=limits)
     return app.main(options)
 
 
@@ -196,6 +204,22 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a house bot's pause between ladder matches (default: 1)")
     serve.add_argument("--http-port", type=int, default=8080,
                        help="port of the HTTP API and web page (0 picks a free port, -1: off)")
+    limits = serve.add_argument_group(
+        "limits", "what clients may hold, the same on the gRPC and the HTTP port")
+    limits.add_argument("--max-connections", type=int, default=0, metavar="N",
+                        help="open connections per port (default 0: half of the open-file "
+                             "limit less a reserve, each)")
+    limits.add_argument("--max-streams", type=int, default=100, metavar="N",
+                        help="concurrent gRPC streams per connection (default 100)")
+    limits.add_argument("--max-body-kb", type=int, default=1024, metavar="KB",
+                        help="largest HTTP request body, refused with 413 before it is read "
+                             "(default 1024)")
+    limits.add_argument("--header-timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="a new connection's handshake (gRPC) or a request head (HTTP) "
+                             "must arrive within this, else it is closed (default 10)")
+    limits.add_argument("--idle-timeout", type=float, default=60.0, metavar="SECONDS",
+                        help="a connection with no call in progress is closed after this "
+                             "(default 60)")
     serve.set_defaults(run=_serve)
 
     match = commands.add_parser("match", help="manage matches")
@@ -206,7 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE")
     create.add_argument("--deadline-ms", type=int)
     create.add_argument("--house", action="append", default=[], metavar="SEAT=NAME")
-    create.add_argument("--seed", type=int, default=0)
+    create.add_argument("--seed", type=int, default=None,
+                        help="the deal's root seed (default: a fresh random one, in the "
+                             "replay once the match has ended)")
     create.add_argument("--db", default=DEFAULT_DB, help="database URL")
     create.set_defaults(run=_match_create)
 

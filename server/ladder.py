@@ -27,6 +27,7 @@ from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub
 from server.instances import InstanceGuard
 from server.match_runner import MatchRunner, Outbox
+from server.match_setup import fresh_seed
 from server.models import BotRow
 from server.store import MatchConfig, Store
 
@@ -256,7 +257,7 @@ class Ladder:
             del self.sessions[session.bot]
         if session.seat is not None:
             runner, seat, connection = session.seat
-            runner.detach(seat, connection, "stream closed")
+            runner.detach(seat, connection, session.outbox.why_ended("stream closed"))
             session.seat = None
 
     def target(self, bot: str) -> tuple[MatchRunner, int] | None:
@@ -336,7 +337,7 @@ class Ladder:
 
     async def _seat(self, game: str, table: list[_Waiter]) -> None:
         names = [w.name for w in table]
-        seed = self._random.randrange(2**31)
+        seed = fresh_seed()  # not from self._random: published seeds would reveal its state
         settings = self.settings[game]
         match_id = await asyncio.to_thread(self.store.seat_ladder_match, game, settings, seed,
                                            names, self.hub.instance)

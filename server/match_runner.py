@@ -40,7 +40,7 @@ from server.store import MatchConfig
 log = logging.getLogger("bullring.match")
 
 MAX_UNREAD = 1_000
-"""Messages a seat's connection may leave unread before the runner drops it as stalled. A
+"""Messages a seat's connection may leave unread before its outbox ends it as stalled. A
 bot that stopped reading (struck out, say, while its match plays on with defaults at once)
 must not make the server hold an ever longer queue; a live bot is sent a few messages per
 decision point and reads them as they come."""
@@ -52,7 +52,10 @@ before it lets the other matches run."""
 
 class Outbox:
     """The messages waiting for one connection of a seat, in order, each a serialized
-    PlayResponse; None ends the connection.
+    PlayResponse; None ends the connection. Every message for the connection goes through
+    it (verdicts, events, requests, the end), and it holds at most ``limit``: one more and
+    it drops them all and ends the connection (``stalled``), so a client that stops
+    reading can never make the server hold an ever longer queue.
 
     A lean stand-in for ``asyncio.Queue`` (same ``put_nowait``, ``get``, ``get_nowait``,
     ``empty``, ``qsize``) for one reader: a burst of puts wakes the reader once. Taking a
@@ -60,15 +63,29 @@ class Outbox:
     the seat's clock.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_UNREAD) -> None:
         self._items: collections.deque[tuple[bytes | None, str | None]] = collections.deque()
         self._waiter: asyncio.Future[None] | None = None
+        self.limit = limit
+        self.ended = False
+        """The end (None) is queued: anything put after it is dropped."""
+        self.stalled = False
+        """Ended because ``limit`` messages were left unread."""
         self.on_sent: Callable[[str], None] | None = None
         """Told the decision id of each request taken out; set by the runner the outbox is
         attached to (a ladder stream's outbox moves from match to match)."""
 
     def put_nowait(self, item: bytes | None, decision_id: str | None = None) -> None:
-        """Queue ``item`` (the request of ``decision_id``, if given) and wake the reader."""
+        """Queue ``item`` (the request of ``decision_id``, if given) and wake the reader;
+        past the limit, end the connection instead."""
+        if self.ended:
+            return
+        if item is None:
+            self.ended = True
+        elif len(self._items) >= self.limit:
+            self.stalled = self.ended = True
+            self._items.clear()
+            item = decision_id = None
         self._items.append((item, decision_id))
         waiter = self._waiter
         if waiter is not None:
@@ -78,8 +95,13 @@ class Outbox:
 
     def close(self) -> None:
         """Drop every waiting message and end the connection."""
-        self._items.clear()
-        self.put_nowait(None)
+        if not self.ended:
+            self._items.clear()
+            self.put_nowait(None)
+
+    def why_ended(self, otherwise: str) -> str:
+        """Why the connection ended, for the match log: ``otherwise`` unless stalled."""
+        return f"stalled: {self.limit} messages unread" if self.stalled else otherwise
 
     def put_message(self, message: pb.PlayResponse) -> None:
         """Queue a PlayResponse that is not a decision request."""
@@ -488,20 +510,18 @@ class MatchRunner:
     def _feed(self, link: SeatLink, item: bytes, decision_id: str | None = None) -> None:
         """Queue ``item`` (the request of ``decision_id``, if given) for ``link``'s
         connection; drop the connection if it leaves too much unread."""
-        assert link.outbox is not None
-        link.outbox.put_nowait(item, decision_id)
-        if link.outbox.qsize() > MAX_UNREAD:
-            self._drop_stalled(link)
+        outbox = link.outbox
+        assert outbox is not None
+        outbox.put_nowait(item, decision_id)
+        if outbox.stalled:
+            self._drop_stalled(link, outbox)
 
-    def _drop_stalled(self, link: SeatLink) -> None:
-        """Close the connection of a seat that leaves ``MAX_UNREAD`` messages unread: the
-        seat is disconnected (defaults at once) until its bot connects again."""
-        assert link.outbox is not None
-        link.outbox.close()
+    def _drop_stalled(self, link: SeatLink, outbox: Outbox) -> None:
+        """The connection of a seat left its outbox's limit of messages unread and was
+        closed: the seat is disconnected (defaults at once) until its bot connects again."""
         link.outbox = None
         link.disconnected = True
-        self._event("disconnect", seat=link.seat,
-                    reason=f"stalled: {MAX_UNREAD} messages unread")
+        self._event("disconnect", seat=link.seat, reason=outbox.why_ended(""))
 
     def _answer_for_absent(self) -> None:
         """Give default actions at once to pending seats that are disconnected; resolve

@@ -169,7 +169,7 @@ class BotService:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
-            runner.detach(seat, connection, "stream closed")
+            runner.detach(seat, connection, outbox.why_ended("stream closed"))
 
     async def _play_ladder(self, bot: BotRow, requests: AsyncIterator[bytes],
                            context: grpc.aio.ServicerContext[Any, Any]
@@ -251,7 +251,7 @@ class BotService:
             async for item in _drain(outbox, batches):
                 yield item
         finally:
-            runner.detach(seat, connection, "stream closed")
+            runner.detach(seat, connection, outbox.why_ended("stream closed"))
 
     async def submit_answer(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
                             ) -> pb.SubmitAnswerResponse:
@@ -305,8 +305,7 @@ class SpectatorService:
                 await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
                 raise AssertionError("unreachable") from None
             if ended is None:
-                await context.abort(grpc.StatusCode.NOT_FOUND,
-                                    f"no live or ended match {message.match_id!r} here")
+                await context.abort(grpc.StatusCode.NOT_FOUND, _no_match(message.match_id))
                 raise AssertionError("unreachable")
             for stored in ended:
                 yield stored
@@ -338,6 +337,17 @@ async def _drain(outbox: Outbox, batches: bool) -> AsyncIterator[bytes]:
                 return
         else:
             yield item
+
+
+def _no_match(match_id: str) -> str:
+    """Why a spectator gets NOT_FOUND; an id longer than any match's is not echoed back."""
+    if len(match_id) > MAX_ID_ECHO:
+        return f"no match has an id of {len(match_id)} characters"
+    return f"no live or ended match {match_id!r} here"
+
+
+MAX_ID_ECHO = 64
+"""The longest id an error message repeats (match ids are 12 characters)."""
 
 
 def _parse(cls: Any, raw: bytes | None) -> Any:

@@ -20,6 +20,7 @@ import functools
 import hashlib
 import json
 import secrets
+import unicodedata
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -149,10 +150,43 @@ def _postgres_error(context: Any) -> None:
         context.is_disconnect = True
 
 
+MAX_OWNER = 200
+"""The longest owner text a bot may be registered with (on every path: CLI, gRPC, HTTP)."""
+
+_SCRIPT_FAMILIES = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}
+"""Scripts written together in one name (Japanese and Korean names mix them with Han)."""
+
+
+def _script(char: str) -> str | None:
+    """The script of a letter or digit, as the first word of its Unicode name (LATIN,
+    CYRILLIC, GREEK, CJK...); None for ASCII digits, which go with any script."""
+    if "0" <= char <= "9":
+        return None
+    word = unicodedata.name(char, "UNKNOWN").split()[0]
+    return _SCRIPT_FAMILIES.get(word, word)
+
+
 def _check_name(name: str) -> str:
+    """Refuse a bot name that is not 1-64 letters, digits, '-', '_' or '.', in its NFKC form
+    (no compatibility look-alikes such as full-width letters), all of one script (no Latin
+    "goodbot" spelled with Cyrillic o's)."""
     if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
         raise BotError(f"bad bot name {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
+    normal = unicodedata.normalize("NFKC", name)
+    if normal != name:
+        raise BotError(f"bad bot name {name!r}: write it in its normal form {normal!r}")
+    scripts = sorted({s for c in name if c.isalnum() and (s := _script(c)) is not None})
+    if len(scripts) > 1:
+        raise BotError(f"bad bot name {name!r}: its letters mix scripts "
+                       f"({', '.join(scripts)}); use one")
     return name
+
+
+def _check_owner(owner: str) -> str:
+    if len(owner) > MAX_OWNER or any(unicodedata.category(c) == "Cc" for c in owner):
+        raise BotError(f"bad owner: at most {MAX_OWNER} characters and no control characters "
+                       f"(got {len(owner)} characters)")
+    return owner
 
 
 class Store:
@@ -511,6 +545,7 @@ class Store:
     def add_bot(self, name: str, owner: str = "") -> str:
         """Register a bot; return its token (only the hash is stored, so print it now)."""
         _check_name(name)
+        _check_owner(owner)
         token = new_token("bot")
         with self._session() as session:
             if session.get(BotRow, name) is not None:
