@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -50,6 +50,15 @@ class GameState(Protocol):
         """Every round so far as a REPLAY.md ROUND record."""
 
 
+class NewState(Protocol):
+    """A game's constructor: a match dealt from ``seed``, or from ``deals`` (by round) as
+    far as they go."""
+
+    def __call__(self, seats: int, settings: Mapping[str, Any] | None = None, seed: int = 0,
+                 deals: Sequence[Sequence[int]] = ()) -> GameState:
+        """Start a match."""
+
+
 class UnknownGameError(RefereeError):
     """No game is registered under the id asked for."""
 
@@ -64,7 +73,7 @@ class GameSpec:
     min_seats: int
     max_seats: int
     settings: tuple[Setting, ...]
-    new_state: Callable[[int, Mapping[str, Any] | None, int], GameState]
+    new_state: NewState
 
     @property
     def versioned_id(self) -> str:

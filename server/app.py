@@ -66,7 +66,9 @@ class RefereeServer:
         self.server = grpc.aio.server(interceptors=[TokenInterceptor(self.hub)],
                                       options=[*wire.channel_options(),
                                                *options.limits.grpc_options()])
-        self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder).handler(),
+        self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder,
+                                                         options.limits.header_timeout_s
+                                                         ).handler(),
                                               SpectatorService(self.hub).handler(),
                                               AdminService(self.store).handler()))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)

@@ -36,10 +36,13 @@ def _replay_verify(args: argparse.Namespace) -> int:
                 name = f"{file}:{number}" if file.suffix == ".jsonl" else str(file)
                 checked += 1
                 try:
-                    replay.verify(one)
+                    checked_from = replay.verify(one)
                 except RefereeError as exc:
                     failures += 1
                     print(f"{name}: MISMATCH {exc}")
+                    continue
+                if checked_from == replay.FROM_ROUNDS:
+                    print(f"{name}: verified from {checked_from}")
     print(f"{checked} replays checked, {checked - failures} verified, {failures} failed")
     return 1 if failures or not checked else 0
 
@@ -209,14 +212,15 @@ def build_parser() -> argparse.ArgumentParser:
     limits.add_argument("--max-connections", type=int, default=0, metavar="N",
                         help="open connections per port (default 0: half of the open-file "
                              "limit less a reserve, each)")
-    limits.add_argument("--max-streams", type=int, default=100, metavar="N",
-                        help="concurrent gRPC streams per connection (default 100)")
+    limits.add_argument("--max-streams", type=int, default=1000, metavar="N",
+                        help="concurrent gRPC streams per connection (default 1000)")
     limits.add_argument("--max-body-kb", type=int, default=1024, metavar="KB",
                         help="largest HTTP request body, refused with 413 before it is read "
                              "(default 1024)")
     limits.add_argument("--header-timeout", type=float, default=10.0, metavar="SECONDS",
-                        help="a new connection's handshake (gRPC) or a request head (HTTP) "
-                             "must arrive within this, else it is closed (default 10)")
+                        help="a new connection's handshake (gRPC), a request head (HTTP) and "
+                             "a Play stream's Join must arrive within this, else it is closed "
+                             "(default 10)")
     limits.add_argument("--idle-timeout", type=float, default=60.0, metavar="SECONDS",
                         help="a connection with no call in progress is closed after this "
                              "(default 60)")

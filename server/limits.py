@@ -30,16 +30,18 @@ class Limits:
     max_connections: int = 0
     """Open connections per port; 0: split the file-descriptor limit between the two ports
     (less ``FD_RESERVE``), so clients can never exhaust it and lock everyone out."""
-    max_streams: int = 100
+    max_streams: int = 1000
     """Concurrent gRPC streams on one connection (an HTTP/1.1 connection has one request at
-    a time)."""
+    a time). A process may play hundreds of bots over one connection; a stream that sends
+    no Join within ``header_timeout_s`` is ended."""
     max_body_bytes: int = 1 << 20
     """An HTTP request body larger than this is refused with 413 before it is read."""
     max_header_bytes: int = 16 << 10
     """Request headers (HTTP) or metadata (gRPC) larger than this are refused."""
     header_timeout_s: float = 10.0
     """A new connection must finish its handshake (gRPC) or send a whole request head
-    (HTTP) within this, else it is closed: a silent or trickling client holds nothing."""
+    (HTTP) within this, else it is closed, and a Play stream must send its Join within it:
+    a silent or trickling client holds nothing for long."""
     idle_timeout_s: float = 60.0
     """A connection with no call in progress (no gRPC stream, no HTTP request) is closed
     after this long."""

@@ -17,6 +17,7 @@ from server import outgoing
 from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub, MatchOverError
 from server.ladder import Ladder, LadderError, LadderSession
+from server.limits import Limits
 from server.match_runner import MatchRunner, Outbox
 from server.models import BotRow
 from server.store import MatchElsewhereError, UnknownMatchError
@@ -87,9 +88,12 @@ class BotService:
 
     A seat token plays its one seat; a registered bot's token plays the ladder."""
 
-    def __init__(self, hub: MatchHub, ladder: Ladder | None = None) -> None:
+    def __init__(self, hub: MatchHub, ladder: Ladder | None = None,
+                 join_timeout_s: float = Limits().header_timeout_s) -> None:
         self.hub = hub
         self.ladder = ladder
+        self.join_timeout_s = join_timeout_s
+        """How soon a Play stream must send its Join (the limits' header timeout)."""
 
     async def _bot(self, context: grpc.aio.ServicerContext[Any, Any],
                    fresh: bool = False) -> BotRow | None:
@@ -115,6 +119,22 @@ class BotService:
         except LadderError as exc:
             await context.abort(getattr(grpc.StatusCode, exc.code), str(exc))
             raise AssertionError("unreachable") from None
+
+    async def _join_message(self, requests: AsyncIterator[bytes],
+                            context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        """The Join that must open a Play stream, within ``join_timeout_s`` (a stream that
+        sends nothing holds nothing for long: DEADLINE_EXCEEDED)."""
+        try:
+            first = await asyncio.wait_for(anext(aiter(requests), None), self.join_timeout_s)
+        except TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                f"no Join within {self.join_timeout_s:g} s of opening Play")
+            raise AssertionError("unreachable") from None
+        message = _parse(pb.PlayRequest, first)
+        if message is None or message.WhichOneof("body") != "join":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "the first message of Play must be a well-formed Join")
+        return message
 
     def _ladder_route(self, bot: str) -> Route:
         ladder = self.ladder
@@ -150,11 +170,7 @@ class BotService:
                 yield ladder_message
             return
         runner, seat = await self._seat(context)
-        first = await anext(aiter(requests), None)
-        message = _parse(pb.PlayRequest, first)
-        if message is None or message.WhichOneof("body") != "join":
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                "the first message of Play must be a well-formed Join")
+        message = await self._join_message(requests, context)
         batches = message.join.accept_batches
         outbox, connection = runner.attach(seat)
         problem: list[str] = []
@@ -175,10 +191,7 @@ class BotService:
                            context: grpc.aio.ServicerContext[Any, Any]
                            ) -> AsyncIterator[bytes]:
         """A registered bot's Play stream: one ladder match after another."""
-        message = _parse(pb.PlayRequest, await anext(aiter(requests), None))
-        if message is None or message.WhichOneof("body") != "join":
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                "the first message of Play must be a well-formed Join")
+        message = await self._join_message(requests, context)
         session = await self._join(bot, message.join.ladder, context, message.join.matches)
         batches = message.join.accept_batches
         outbox = session.outbox

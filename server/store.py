@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from sqlalchemy import event, func, or_, update
+from sqlalchemy import event, func, or_, text, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, create_engine, select
 
@@ -189,6 +189,11 @@ def _check_owner(owner: str) -> str:
     return owner
 
 
+FREED_CHANNEL = "bullring_bots_freed"
+"""The PostgreSQL channel a server NOTIFYs when a match ends and frees its bots: every
+server LISTENs and looks for tables at once, instead of finding out by polling."""
+
+
 class Store:
     """The store on one database URL; the schema is upgraded to head on opening.
 
@@ -209,6 +214,19 @@ class Store:
         else:
             event.listen(self.engine, "handle_error", _postgres_error)
         upgrade(self.engine)
+
+    def _announce_free(self, session: Session) -> None:
+        """Tell every server listening on this PostgreSQL database (``FREED_CHANNEL``) that
+        bots became free, when this transaction commits; nothing on SQLite (one server)."""
+        if not self.sqlite:
+            session.execute(text(f"NOTIFY {FREED_CHANNEL}"))
+
+    def listen_url(self) -> str | None:
+        """The libpq connection string of this PostgreSQL database (for LISTEN), or None."""
+        if self.sqlite:
+            return None
+        return self.engine.url.set(drivername="postgresql").render_as_string(
+            hide_password=False)
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
@@ -317,6 +335,7 @@ class Store:
                 self._rate(session, match, [int(r) for r in replay["ranks"]])
             session.execute(update(BotRow).where(col(BotRow.current_match) == match_id)
                             .values(current_match=None))
+            self._announce_free(session)
             session.commit()
         return True
 
@@ -511,6 +530,7 @@ class Store:
                                 .values(status="aborted", finished_at=utcnow()))
                 session.execute(update(BotRow).where(col(BotRow.current_match).in_(ids))
                                 .values(current_match=None))
+                self._announce_free(session)
                 aborted = ids
             session.commit()
         return aborted
