@@ -10,6 +10,7 @@ import logging
 import signal
 import socket
 import sys
+import time
 from dataclasses import dataclass, field
 
 import grpc
@@ -235,10 +236,52 @@ def _welcome(server: RefereeServer, address: str) -> str:
             f"bullring: leaderboard: bullring leaderboard --game {game} --db {db}")
 
 
+class ClientNoise(logging.Filter):
+    """Keeps what clients cause from flooding the log. A write that fails because its
+    client hung up (grpc's ``ExecuteBatchError``) is the client's doing: logged at DEBUG,
+    without its traceback. A refused accept (the process is out of file descriptors) is
+    logged once a minute at most, without a traceback, with how many were left out."""
+
+    GONE = "ExecuteBatchError raised in core"
+    ACCEPT = "socket.accept() out of system resource"
+    EVERY_S = 60.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = -self.EVERY_S
+        self._left_out = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Demote or throttle the records of the kinds above; pass the rest."""
+        message = record.getMessage()
+        if self.GONE in message:
+            if not logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
+                return False
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        elif self.ACCEPT in message:
+            now = time.monotonic()
+            if now - self._last < self.EVERY_S:
+                self._left_out += 1
+                return False
+            self._last = now
+            if self._left_out:
+                message += f" ({self._left_out} more in the last minute, not logged)"
+                self._left_out = 0
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        else:
+            return True
+        record.msg, record.args = message, ()
+        record.exc_info = record.exc_text = None
+        return True
+
+
 def main(options: ServerOptions) -> int:
     """Entry point of ``bullring serve``."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    noise = ClientNoise()
+    for name in ("grpc._cython.cygrpc", "asyncio"):
+        logging.getLogger(name).addFilter(noise)
     tune_gc()
     tune_malloc()
     try:

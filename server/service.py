@@ -18,7 +18,7 @@ from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub, MatchOverError
 from server.ladder import Ladder, LadderError, LadderSession
 from server.limits import Limits
-from server.match_runner import MatchRunner, Outbox
+from server.match_runner import MatchRunner, Outbox, loop_watch
 from server.models import BotRow
 from server.store import MatchElsewhereError, UnknownMatchError
 
@@ -122,15 +122,20 @@ class BotService:
 
     async def _join_message(self, requests: AsyncIterator[bytes],
                             context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        """The Join that must open a Play stream, within ``join_timeout_s`` (a stream that
-        sends nothing holds nothing for long: DEADLINE_EXCEEDED)."""
-        try:
-            first = await asyncio.wait_for(anext(aiter(requests), None), self.join_timeout_s)
-        except TimeoutError:
-            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
-                                f"no Join within {self.join_timeout_s:g} s of opening Play")
-            raise AssertionError("unreachable") from None
-        message = _parse(pb.PlayRequest, first)
+        """The Join that must open a Play stream, within ``join_timeout_s`` not counting
+        the time the server itself ran late (a stream that sends nothing holds nothing for
+        long: DEADLINE_EXCEEDED; a busy server does not end a stream it was slow to read)."""
+        watch = loop_watch()
+        reading = asyncio.ensure_future(anext(aiter(requests), None))
+        wait_s, late = self.join_timeout_s, watch.late_now()
+        while not reading.done():
+            await asyncio.wait((reading,), timeout=wait_s)
+            wait_s, late = watch.late_now() - late, watch.late_now()
+            if not reading.done() and wait_s <= 0:
+                reading.cancel()
+                await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                    f"no Join within {self.join_timeout_s:g} s of opening Play")
+        message = _parse(pb.PlayRequest, reading.result())
         if message is None or message.WhichOneof("body") != "join":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 "the first message of Play must be a well-formed Join")
@@ -224,6 +229,8 @@ class BotService:
                 outbox.put_nowait(_verdict_bytes(self._submit(target, message.answer)))
                 if target is not None:
                     target[0].settle()
+                if outbox.ended:
+                    break  # a client that reads nothing is read no more (its writes block)
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
         finally:

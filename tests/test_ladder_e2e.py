@@ -231,17 +231,19 @@ def test_two_servers_on_one_postgresql_never_double_seat(
 
 def test_two_servers_sharing_their_bots_seat_them_evenly(
         stop_all: list[LadderBot | LadderServer]) -> None:
-    """Two servers on one PostgreSQL database with eight registered bots, each connected to
-    both: the database tells both servers when a match frees its bots (LISTEN/NOTIFY), and
-    the server that ran the match has no head start, so each seats a fair share (at least
-    a quarter of the matches; the server that frees bots used to re-seat them itself
-    before the other one looked again, and won nearly all)."""
+    """Two servers on one PostgreSQL database, the same house bots (no rest) on both and
+    four registered bots connected to both: the database tells both servers when a match
+    frees its bots (LISTEN/NOTIFY), and the server that ran the match has no head start,
+    so each seats a fair share (at least a quarter of the matches; the server that freed
+    bots used to re-seat them itself before the other one looked again, and won nearly
+    all)."""
     with fresh_postgres() as url:
-        first = LadderServer(url, FAST).start()
+        house = ["--house-bots", "random,random,random,greedy", "--house-rest", "0"]
+        first = LadderServer(url, FAST + house).start()
         stop_all.append(first)
-        second = LadderServer(url, FAST).start()
+        second = LadderServer(url, FAST + house).start()
         stop_all.append(second)
-        specs = {f"bot{i}": "house:random" for i in range(8)}
+        specs = {f"bot{i}": "house:random" for i in range(4)}
         tokens = {n: first.add_bot(n) for n in specs}
         bots = start_bots(first, specs, tokens=tokens)
         twins = [LadderBot.start(f"{b.name}-twin", second.address, tokens[b.name], "six_nimmt",

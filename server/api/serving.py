@@ -68,33 +68,34 @@ class RequestGuard:
                                   f"the body is {length} bytes; at most {limit} are accepted")
                     return
         if self.gate is not None:
-            refused = await self.gate(scope)
-            if refused is not None:
-                await _refuse(send, *refused)
+            verdict = await self.gate(scope)
+            if verdict is not None:
+                await _refuse(send, *verdict)
                 return
         seen = 0
-        started = False
+        refused = False
 
         async def counted() -> Message:
-            nonlocal seen
+            """The body as it comes; past the limit, answer 413 at once (the app's own
+            answer to the error raised here is dropped)."""
+            nonlocal seen, refused
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
+                    if not refused:
+                        refused = True
+                        await _refuse(send, 413, "payload_too_large",
+                                      f"the body is larger than the {limit} bytes accepted")
                     raise _BodyTooLarge
             return message
 
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
+        async def unless_refused(message: Message) -> None:
+            if not refused:
+                await send(message)
 
-        try:
-            await self.app(scope, counted, tracked)
-        except _BodyTooLarge:
-            if not started:
-                await _refuse(send, 413, "payload_too_large",
-                              f"the body is larger than the {limit} bytes accepted")
+        with contextlib.suppress(_BodyTooLarge):
+            await self.app(scope, counted, unless_refused)
 
 
 class GuardedH11(H11Protocol):
