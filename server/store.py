@@ -32,6 +32,7 @@ from sqlalchemy import event, func, or_, text, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, create_engine, select
 
+from client_sdk.cli import bot_name_problem
 from server import ratings
 from server.db_retry import DEFAULT_BUDGET_S, Retry
 from server.migrate import upgrade
@@ -44,10 +45,8 @@ from server.models import (
     SeatRow,
     utcnow,
 )
+from server.options import DEFAULT_DB
 from server.ratings import LeaderboardEntry, Skill
-
-DEFAULT_DB = "sqlite:///bullring.db"
-"""The embedded default: a SQLite file in the working folder."""
 
 LIVE = ("created", "running")
 """Statuses of a match that is not over."""
@@ -153,32 +152,11 @@ def _postgres_error(context: Any) -> None:
 MAX_OWNER = 200
 """The longest owner text a bot may be registered with (on every path: CLI, gRPC, HTTP)."""
 
-_SCRIPT_FAMILIES = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}
-"""Scripts written together in one name (Japanese and Korean names mix them with Han)."""
-
-
-def _script(char: str) -> str | None:
-    """The script of a letter or digit, as the first word of its Unicode name (LATIN,
-    CYRILLIC, GREEK, CJK...); None for ASCII digits, which go with any script."""
-    if "0" <= char <= "9":
-        return None
-    word = unicodedata.name(char, "UNKNOWN").split()[0]
-    return _SCRIPT_FAMILIES.get(word, word)
-
 
 def _check_name(name: str) -> str:
-    """Refuse a bot name that is not 1-64 letters, digits, '-', '_' or '.', in its NFKC form
-    (no compatibility look-alikes such as full-width letters), all of one script (no Latin
-    "goodbot" spelled with Cyrillic o's)."""
-    if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
-        raise BotError(f"bad bot name {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
-    normal = unicodedata.normalize("NFKC", name)
-    if normal != name:
-        raise BotError(f"bad bot name {name!r}: write it in its normal form {normal!r}")
-    scripts = sorted({s for c in name if c.isalnum() and (s := _script(c)) is not None})
-    if len(scripts) > 1:
-        raise BotError(f"bad bot name {name!r}: its letters mix scripts "
-                       f"({', '.join(scripts)}); use one")
+    problem = bot_name_problem(name)
+    if problem:
+        raise BotError(problem)
     return name
 
 
