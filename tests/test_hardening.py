@@ -6,6 +6,7 @@ and replays recorded elsewhere."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -49,7 +50,7 @@ def test_a_second_server_on_a_taken_grpc_port_refuses_to_start(server: ServerPro
                             text=True, timeout=60)
     assert result.returncode == 2, result.stdout
     assert "listening" not in result.stdout
-    assert f"cannot listen on {server.address} (gRPC)" in result.stderr
+    assert f"cannot listen on {server.address}" in result.stderr
     assert "in use" in result.stderr
 
 
@@ -300,8 +301,8 @@ def test_watch_of_an_unknown_huge_id_does_not_echo_it(server: ServerProcess) -> 
 
 
 def test_closing_live_feeds_logs_nothing(server: ServerProcess) -> None:
-    """Thirty spectators open the SSE feed of a match in full play, read its first event
-    and hang up while events still flow: the server logs no error for it."""
+    """Ten spectators open the SSE feed of a match in full play, read its first event and
+    hang up while events still flow: the server logs no error for it."""
     match = server.create_match("six_nimmt", 2, "--house", "1=random", "--setting",
                                 "end_threshold=5000")
 
@@ -310,14 +311,19 @@ def test_closing_live_feeds_logs_nothing(server: ServerProcess) -> None:
             seat = SeatClient(channel, str(match.tokens[0]))
             seat.join()
 
+            live = asyncio.Event()
+
             async def play() -> None:
-                while True:
-                    request = await seat.next("decision")
-                    seat.answer(request.decision_id, request.legal[0])
+                with contextlib.suppress(EOFError, grpc.aio.AioRpcError):
+                    while True:
+                        request = await seat.next("decision")
+                        live.set()  # the match is live: its feed streams events
+                        seat.answer(request.decision_id, request.legal[0])
             player = asyncio.create_task(play())
-            await seat.next("decision")  # the match is live: its feed streams events
-            await asyncio.to_thread(_open_and_hang_up, 30)
+            await live.wait()
+            await asyncio.to_thread(_open_and_hang_up, 10)
             player.cancel()
+            await asyncio.gather(player, return_exceptions=True)
             seat.close()
             seat.call.cancel()
 

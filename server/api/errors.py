@@ -116,8 +116,16 @@ CLIENT_GONE = (ClientDisconnect, ConnectionError, anyio.BrokenResourceError,
 client's doing, not a server error, so it is not logged as one."""
 
 
+def client_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` (or every error of a group: a streaming response's task group) only
+    says that the client hung up."""
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.split(CLIENT_GONE)[1] is None
+    return isinstance(exc, CLIENT_GONE)
+
+
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    if isinstance(exc, CLIENT_GONE):
+    if client_gone(exc):
         log.debug("HTTP %s %s: the client left (%s)", request.method, request.url.path,
                   type(exc).__name__)
         return error_response(499, "client_closed", "the client closed the connection")

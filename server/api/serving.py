@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from server.api.errors import client_gone
 from server.limits import Limits
 
 log = logging.getLogger("bullring.http")
@@ -94,8 +95,14 @@ class RequestGuard:
             if not refused:
                 await send(message)
 
-        with contextlib.suppress(_BodyTooLarge):
+        try:
             await self.app(scope, counted, unless_refused)
+        except _BodyTooLarge:
+            pass
+        except Exception as exc:  # the app has answered what it could; uvicorn would log it
+            if not client_gone(exc):
+                raise
+            log.debug("%s %s: the client left", scope.get("method"), scope.get("path"))
 
 
 class GuardedH11(H11Protocol):
