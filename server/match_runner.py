@@ -45,6 +45,13 @@ bot that stopped reading (struck out, say, while its match plays on with default
 must not make the server hold an ever longer queue; a live bot is sent a few messages per
 decision point and reads them as they come."""
 
+MAX_REJECTS_LOGGED = 20
+"""Rejected answers of one seat logged per decision point; the rest are answered, unlogged."""
+
+MAX_ID_LOGGED = 64
+"""The longest decision id a rejection repeats in the log or its message (real ids are far
+shorter; the verdict itself carries the id as given)."""
+
 INLINE_POINTS = 16
 """How many decision points answered by house bots alone one loop pass may resolve in a row
 before it lets the other matches run."""
@@ -213,6 +220,10 @@ class SeatLink:
     """Counts connections, so a stale stream cannot detach a newer one."""
     lasting: bool = False
     """The outbox belongs to a ladder stream that outlives this match: never closed here."""
+    rejects_step: int = -1
+    """The decision point (engine step) ``rejects_logged`` counts for."""
+    rejects_logged: int = 0
+    """Answers of this seat rejected at that point."""
 
 
 @dataclass(eq=False, slots=True)
@@ -349,7 +360,8 @@ class MatchRunner:
         pending = self.pending
         if pending is None or pending.ids.get(seat) != decision_id:
             return self._reject(seat, decision_id, pb.REJECT_REASON_NOT_PENDING,
-                                f"decision {decision_id!r} is not pending for seat {seat}")
+                                f"decision {decision_id[:MAX_ID_LOGGED]!r} is not pending for "
+                                f"seat {seat}")
         if seat in pending.answers:
             return pb.AnswerAccepted(decision_id=decision_id)  # a retry: counted once
         if action is None:
@@ -376,8 +388,16 @@ class MatchRunner:
 
     def _reject(self, seat: int, decision_id: str, reason: pb.RejectReason,
                 message: str) -> pb.AnswerRejected:
-        self._event("reject", seat=seat, decision_id=decision_id,
-                    reason=pb.RejectReason.Name(reason), message=message)
+        """The rejection of an answer; logged, up to ``MAX_REJECTS_LOGGED`` a seat per
+        decision point (a bot that floods wrong answers must not grow the match log)."""
+        link = self.seats[seat]
+        step = self.state.step
+        if link.rejects_step != step:
+            link.rejects_step, link.rejects_logged = step, 0
+        link.rejects_logged += 1
+        if link.rejects_logged <= MAX_REJECTS_LOGGED:
+            self._event("reject", seat=seat, decision_id=decision_id[:MAX_ID_LOGGED],
+                        reason=pb.RejectReason.Name(reason), message=message)
         return pb.AnswerRejected(decision_id=decision_id, reason=reason, message=message)
 
     # -- the match -----------------------------------------------------------------------
