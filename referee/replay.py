@@ -77,10 +77,16 @@ def verify(replay: dict[str, Any]) -> str:
     if not isinstance(events, list) or not isinstance(rounds, list):
         raise ReplayError("events and rounds must be lists")
     from_log = any(isinstance(e, dict) and e.get("type") == ANSWER for e in events)
+    if not from_log and spec.dealt_state is None:
+        raise ReplayError(f"the match log holds no answer, and {spec.id} replays cannot be "
+                          f"checked from their rounds alone")
     try:
-        deals = [] if from_log else [_deal(spec.id, r) for r in rounds]
-        state = spec.new_state(len(replay["seats"]), replay["settings"], int(replay["seed"]),
-                               deals)
+        if from_log or spec.dealt_state is None:
+            state = spec.new_state(len(replay["seats"]), replay["settings"],
+                                   int(replay["seed"]))
+        else:
+            state = spec.dealt_state(len(replay["seats"]), replay["settings"],
+                                     int(replay["seed"]), [_deal(spec.id, r) for r in rounds])
     except RefereeError as exc:
         raise ReplayError(f"settings: {exc}") from exc
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

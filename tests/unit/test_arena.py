@@ -109,7 +109,7 @@ def test_an_authors_bot_plays_in_the_arena_by_spec(tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """A bot named by a runner spec (file.py:Class, module:Class) plays arena games like a
     house bot, over worker processes too; a spec that names nothing is a clear error (2)."""
-    example = Path(__file__).resolve().parent.parent / "client_sdk" / "examples" / "careful.py"
+    example = Path(__file__).resolve().parents[2] / "client_sdk" / "examples" / "careful.py"
     spec = f"{example}:Careful"
     args = ["arena", "--game", "six_nimmt", "--bots", f"{spec},house:greedy,random",
             "--games", "6", "--seed", "2", "--replays", str(tmp_path), "--json"]
@@ -135,7 +135,7 @@ def test_a_bot_that_raises_in_the_arena_is_named(capsys: pytest.CaptureFixture[s
     first, *rest = err.splitlines()
     assert first.startswith("bullring arena: bot 'tests.bots.faulty:Raises' (seat 1) raised "
                             "in 6 nimmt! game 0: RuntimeError: out of ideas"), first
-    faulty = str(Path(__file__).parent / "bots" / "faulty.py")
+    faulty = str(Path(__file__).resolve().parents[1] / "bots" / "faulty.py")
     assert rest[0] == "Traceback (the bot's code):"
     assert f'File "{faulty}", line 18, in play_card' in rest[1]
     assert rest[-1] == "RuntimeError: out of ideas"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "check-protos"
 BUF = ROOT / "tools" / "buf" / "node_modules" / ".bin" / "buf"
 PROTO = Path("proto") / "bullring" / "v1" / "referee.proto"

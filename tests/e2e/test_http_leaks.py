@@ -14,13 +14,13 @@ import httpx
 from google.protobuf import json_format
 
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
-from tests.serving import ServerProcess
-from tests.test_stream_leaks import (
+from tests.e2e.test_stream_leaks import (
     PUBLIC_EVENTS,
     check_no_thanks_seats,
     check_six_nimmt_seats,
     secret_free,
 )
+from tests.serving import ServerProcess
 
 SECRET_KEYS = {"seed", "hand", "hands", "chips", "hidden", "hidden_card", "removed", "deck",
                "token", "token_hash", "replay_json", "settings_json"}

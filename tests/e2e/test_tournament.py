@@ -18,7 +18,7 @@ from client_sdk.tournament import TournamentConfig
 from referee import replay
 from server.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _report(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:

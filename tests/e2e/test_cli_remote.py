@@ -14,7 +14,7 @@ import pytest
 from server import cli as server_cli
 from tests.ladder_helpers import LadderServer
 from tests.serving import db_url, finish
-from tests.test_cli import leaves
+from tests.unit.test_cli import leaves
 
 ONE_MATCH = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
              "--table-size", "six_nimmt=4", "--house-bots", "random,random,greedy,random",

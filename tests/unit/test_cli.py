@@ -228,3 +228,38 @@ def test_a_closed_output_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 8
     assert proc.stderr.strip() == \
         "bullring arena: the output was closed before it was all written"
+
+
+ISSUE_CASES = [
+    (["arena", "--game", "six_nimmt", "--bots", "random,random", "--games", "-5"], 2,
+     "--games: must be at least 1"),
+    (["arena", "--game", "six_nimmt", "--bots", "random,random", "--workers", "0"], 2,
+     "--workers: must be at least 1"),
+    (["arena", "--game", "six_nimmt", "--bots", "random,random", "--replays", "/proc/nope"], 2,
+     "--replays: cannot write in '/proc/nope'"),
+    (["leaderboard", "--game", "chess"], 2, "--game: unknown game 'chess'; known: six_nimmt"),
+    (["leaderboard", "--game", "six_nimmt"], 2, "--db: no database at 'bullring.db'"),
+    (["replay", "export", "1f2e3d4c5b6a"], 2, "--db: no database at 'bullring.db'"),
+    (["bots", "list", "--server", "127.0.0.1:1"], 4, "no answer from 127.0.0.1:1"),
+    (["serve", "--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=abc"], 2,
+     "--ladder-setting: setting 'rounds' must be an integer, not 'abc'"),
+    (["serve", "--ladder-setting", "six_nimmt:bogus=1"], 2, "unknown setting 'bogus'"),
+    (["arena", "--game", "six_nimmt", "--bots", "tests.bots.faulty:Illegal,random"], 6,
+     "bot 'tests.bots.faulty:Illegal' (seat 0) answered illegally in 6 nimmt! game 0"),
+]
+"""The bad invocations the issues name, with the status and line each gives."""
+
+
+@pytest.mark.parametrize("argv,status,message", ISSUE_CASES,
+                         ids=[" ".join(argv) for argv, _, _ in ISSUE_CASES])
+def test_each_bad_invocation_is_one_line(capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                         argv: list[str], status: int, message: str) -> None:
+    """Each exits with its class's status and one line naming the problem, in an empty
+    folder that stays empty."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
+    assert server_cli.main(argv) == status
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+    assert list(tmp_path.iterdir()) == []

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
 ENTRYPOINT = DOCKER / "entrypoint.sh"
 IMAGE_ENTRYPOINT = "/usr/local/bin/bullring-entrypoint"

@@ -4,7 +4,7 @@ uses the same grpcio-tools.
 The ``_pb2`` files raise ``VersionError`` on import under a protobuf runtime older than the
 protoc that wrote them, so ``protobuf>=X`` in pyproject.toml must name at least that
 version, or a fresh install that resolves to X fails at its first import. (The SDK's floor is
-read off the stubs at build time; tests/test_sdk_install.py installs it at its floors.)
+read off the stubs at build time; tests/install/test_sdk_install.py installs it at its floors.)
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from client_sdk import protogen
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _pyproject(path: Path) -> dict[str, object]:

@@ -30,7 +30,7 @@ from referee.registry import get_game
 from tests.bots.low_card import LowCard
 
 TOKEN = "seat-token-1"
-BOTS = Path(__file__).parent / "bots"
+BOTS = Path(__file__).resolve().parents[1] / "bots"
 
 # --------------------------------------------------------------------------- test bots
 
@@ -226,7 +226,7 @@ def test_reconnects_into_the_same_seat(caplog: pytest.LogCaptureFixture) -> None
     async def main() -> pb.MatchEnded:
         async with FakeReferee(script) as referee:
             ended = await runner.play(
-                referee.address, TOKEN, "tests.test_runner:Recorder", seed=3,
+                referee.address, TOKEN, "tests.integration.test_runner:Recorder", seed=3,
                 client="test-client", on_message=lambda m: seen.append(m.WhichOneof("body")))
             assert referee.connections == 2
             assert referee.tokens == [f"Bearer {TOKEN}"] * 2
@@ -299,7 +299,7 @@ def test_a_missed_deadline_sends_nothing(caplog: pytest.LogCaptureFixture) -> No
 
     async def main() -> pb.MatchEnded:
         async with FakeReferee(script) as referee:
-            return await runner.play(referee.address, TOKEN, "tests.test_runner:Slow",
+            return await runner.play(referee.address, TOKEN, "tests.integration.test_runner:Slow",
                                      margin_ms=50)
 
     try:

@@ -19,7 +19,7 @@ import pytest
 from referee.replay import verify
 from tests.serving import CLI, ServerProcess, db_url, finish
 
-NODE_DIR = Path(__file__).resolve().parent.parent / "client_sdk" / "node"
+NODE_DIR = Path(__file__).resolve().parents[2] / "client_sdk" / "node"
 BOT_JS = NODE_DIR / "bot.js"
 
 

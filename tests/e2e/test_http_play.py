@@ -16,7 +16,7 @@ import pytest
 from referee.replay import verify
 from tests.serving import ServerProcess, finish
 
-HTTP_BOT = str(Path(__file__).parent / "bots" / "http_only.py")
+HTTP_BOT = str(Path(__file__).resolve().parents[1] / "bots" / "http_only.py")
 
 
 def http_bot(server: ServerProcess, token: str | None, *args: str) -> subprocess.Popen[str]:

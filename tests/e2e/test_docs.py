@@ -19,7 +19,7 @@ from client_sdk.house import house_bot
 from referee.registry import get_game
 from referee.replay import build_replay
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 SKIPPED_DIRS = {".git", ".venv", "node_modules", "build", "dist", "generated", "__pycache__",
@@ -224,3 +224,25 @@ def test_protocol_transcripts_and_http_examples_are_what_a_real_server_sends() -
     assert checked.returncode == 0, (
         f"{checked.stdout}{checked.stderr}\nrun `python scripts/protocol_transcript.py "
         f"--write {' '.join(pages)}` if the change is meant")
+
+
+def test_every_test_the_docs_name_exists() -> None:
+    """A promise in the docs names the test that holds it: every ``tests/...py`` file (and
+    ``::test_name``) and every backquoted ``test_...`` name in README.md and docs/ is in the
+    suite, so a renamed or moved test cannot leave a promise unheld."""
+    tests = ROOT / "tests"
+    defined = {m for path in tests.rglob("*.py")
+               for m in re.findall(r"^\s*(?:async )?def (test_\w+)", path.read_text(
+                   encoding="utf-8"), re.M)}
+    missing = []
+    for page in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        for path, name in re.findall(r"(tests/[\w/]+\.py)(?:::(\w+))?", text):
+            if not (ROOT / path).is_file():
+                missing.append(f"{page.name}: {path}")
+            elif name and not re.search(rf"def {name}\b",
+                                        (ROOT / path).read_text(encoding="utf-8")):
+                missing.append(f"{page.name}: {path}::{name}")
+        missing += [f"{page.name}: {name}" for name in re.findall(r"`(test_\w+)(?=[`[])", text)
+                    if name not in defined]
+    assert not missing, "\n".join(missing)
