@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from tests.kits import (
-    ROOT,
     Kit,
     KitRig,
     check_a_throw_falls_to_the_default,
@@ -49,10 +48,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KitRig]:
 
 def test_readme_installs_what_ci_installs() -> None:
     """Every Debian package the README's install command names is installed by .ci/run."""
-    install = JAVA.readme_commands()[0].split()
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    packages = install[install.index("-y") + 1:]
-    assert packages and all(package in ci for package in packages)
+    JAVA.check_install_line()
 
 
 def test_the_starter_bot_plays_both_ladders(rig: KitRig) -> None:
