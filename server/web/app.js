@@ -718,8 +718,8 @@ function noThanksStep(step, names, replay, bots) {
       : `${who} revealed the hidden card ${step.turn.card}.`;
   }
   const bySeat = {};
-  for (const answer of step.answers) {
-    if (!bySeat[answer.seat] || answer.default) bySeat[answer.seat] = answer;
+  for (const answer of step.answers) {  // the move that made the turn, or a default on the way
+    if (!(bySeat[answer.seat] && bySeat[answer.seat].default)) bySeat[answer.seat] = answer;
   }
   const cols = [["Seat"], ["Cards"], ["Chips", "num"], ["Score this round", "num"],
                 ["Running total", "num"], ["Hidden card"], ["Answer"]];
