@@ -204,7 +204,9 @@ def add_commands(commands: cli.Commands) -> None:
                         help="time for each decision (the deadline_ms setting)")
     create.add_argument("--house", action="append", default=[], type=cli.HouseSeat(),
                         metavar="SEAT=NAME", help="a house bot plays SEAT (0-based)")
-    create.add_argument("--seed", type=cli.Integer(), default=0, help="the deal's root seed")
+    create.add_argument("--seed", type=cli.Integer(0, 2**31 - 1), default=None,
+                        help="the deal's root seed (default: a fresh random one, shown in the "
+                             "replay once the match has ended)")
     _command(create, _match_create, reads_only=False, admin=True)
 
     admin = commands.add_parser("admin", help="the admin token")
