@@ -339,7 +339,8 @@ func (r *runner) handle(m *pb.PlayResponse, send func(*pb.PlayRequest)) bool {
 		r.played++
 		id := r.matchID
 		r.mu.Unlock()
-		fmt.Printf("match %s ended: totals %s ranks %s (%s)\n", id, list(e.Totals), list(e.Ranks), e.Termination)
+		termination := strings.ToLower(strings.TrimPrefix(fmt.Sprint(e.Termination), "TERMINATION_"))
+		fmt.Printf("match %s ended: totals %s ranks %s (%s)\n", id, list(e.Totals), list(e.Ranks), termination)
 		if w, ok := r.bot.(MatchWatcher); ok {
 			r.guard("MatchEnded", func() { w.MatchEnded(e) })
 		}
