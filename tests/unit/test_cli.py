@@ -241,6 +241,8 @@ ISSUE_CASES = [
     (["leaderboard", "--game", "six_nimmt"], 2, "--db: no database at 'bullring.db'"),
     (["replay", "export", "1f2e3d4c5b6a"], 2, "--db: no database at 'bullring.db'"),
     (["bots", "list", "--server", "127.0.0.1:1"], 4, "no answer from 127.0.0.1:1"),
+    (["bots", "add", "x", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none"], 5,
+     "the database failed: connection failed"),
     (["serve", "--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=abc"], 2,
      "--ladder-setting: setting 'rounds' must be an integer, not 'abc'"),
     (["serve", "--ladder-setting", "six_nimmt:bogus=1"], 2, "unknown setting 'bogus'"),
