@@ -2,8 +2,7 @@
 on the same engine, observations and default actions as the server.
 
 Game i of a run with root seed S is seeded from (S, i) alone and seats its bots rotated by i,
-so --workers K gives exactly the results of one worker. The arena itself
-(``client_sdk.arena``) is imported only when it plays.
+so --workers K gives exactly the results of one worker.
 """
 
 from __future__ import annotations
@@ -15,6 +14,8 @@ import sys
 from collections.abc import Sequence
 
 from client_sdk import cli
+
+# The engines (and gRPC) are imported inside run_from_args, so that --help starts fast.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -3,8 +3,7 @@ in-process on the arena's engine path.
 
 Every table of --seats drawn from the entrants (one table when they all fit) plays --games
 games. round-robin: each game its own deal, seats rotated game by game. duplicate: each deal
-is played once in every rotation of the table, so every bot holds every hand. The tournament
-itself (``client_sdk.tournament``) is imported only when it plays.
+is played once in every rotation of the table, so every bot holds every hand.
 """
 
 from __future__ import annotations
@@ -16,6 +15,8 @@ import sys
 from collections.abc import Sequence
 
 from client_sdk import cli
+
+# The engines (and gRPC) are imported inside run_from_args, so that --help starts fast.
 
 FORMATS = ("round-robin", "duplicate")
 """The tournament formats, as ``--format`` names them."""
