@@ -124,7 +124,7 @@ func parseOptions() options {
 	flag.BoolVar(&o.verbose, "verbose", false, "also log every answer, verdict and event")
 	flag.Parse()
 	if o.server == "" || o.token == "" || o.matches < 0 || marginMs < 0 || giveUpS < 0 || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: bot -server HOST:PORT -token TOKEN [-ladder GAME] [-matches N] [options]; -help lists them")
+		fmt.Fprintln(os.Stderr, "usage: bot --server HOST:PORT --token TOKEN [--ladder GAME] [--matches N] [options]; --help lists them")
 		os.Exit(exitUsage)
 	}
 	o.margin = time.Duration(marginMs) * time.Millisecond
