@@ -33,6 +33,11 @@ deadline is 3 s: a JVM's first decision (class loading, a cold JIT) took over 1 
 machine running a load of 30, and a timeout here must mean the kit failed, not the machine."""
 
 
+DEBIAN_FIRST = {**os.environ, "PATH": f"/usr/bin:{os.environ.get('PATH', '')}"}
+"""The environment with Debian's tools first (a toolchain installed elsewhere, such as
+rustup's cargo in ~/.cargo/bin, must not stand in for the packages the kits name)."""
+
+
 @dataclass(frozen=True)
 class Kit:
     """A starter kit: its folder under client_sdk/ and the tools its build needs."""
@@ -71,7 +76,7 @@ class Kit:
         """Run the README's build command in ``kit``."""
         command = self.readme_commands()[1]
         done = subprocess.run(command, shell=True, cwd=kit, capture_output=True, text=True,
-                              timeout=900)
+                              timeout=900, env=DEBIAN_FIRST)
         assert done.returncode == 0, f"{command} failed:\n{done.stdout}\n{done.stderr}"
 
     def variant(self, built: Path, dest: Path, bot_source: str, replacement: Path) -> Path:
