@@ -132,12 +132,22 @@ def kit_rig(kit: Kit, tmp: Path) -> Iterator[KitRig]:
         server.stop()
 
 
-def stop(bot: LadderBot) -> int:
-    """SIGTERM the bot and return its exit status."""
-    bot.stop()
+def finished(bot: LadderBot, timeout: float = 120) -> int:
+    """Wait until the bot's process has exited and its output is all read; its exit status."""
+    def done() -> bool:
+        return bot.proc.poll() is not None and all(
+            lines.lines and lines.lines[-1] == "" for lines in (bot.out, bot.err))
+
+    wait_until(done, timeout, f"{bot.name} to exit")
     code = bot.proc.returncode
     assert code is not None
     return code
+
+
+def stop(bot: LadderBot) -> int:
+    """SIGTERM the bot; its exit status once its output is all read."""
+    bot.stop()
+    return finished(bot)
 
 
 def my_seat(replay: dict[str, Any], name: str) -> int:
@@ -192,9 +202,9 @@ def check_a_throw_falls_to_the_default(rig: KitRig, name: str, throwing: LadderB
     """A bot that throws on its third card (``throwing``, one 6 nimmt! ladder match) logs the
     exception with its trace (``message``); that decision gets the default action at the
     deadline and the bot answers every other decision itself, then exits 0."""
-    wait_until(lambda: throwing.proc.poll() is not None, 120, f"{name} to end its match")
+    code = finished(throwing)
     err = throwing.err.text()
-    assert throwing.proc.returncode == 0, err[-3000:]
+    assert code == 0, err[-3000:]
     assert message in err, err[-3000:]
     [(match_id, termination)] = throwing.matches()
     assert termination == "normal"
@@ -209,3 +219,23 @@ def check_a_throw_falls_to_the_default(rig: KitRig, name: str, throwing: LadderB
     thrown = kinds.index("timeout")
     assert kinds[thrown + 1] == "default" and thrown >= 2, kinds
     assert "own" in kinds[thrown + 2:], kinds
+
+
+def check_replaced(rig: KitRig) -> None:
+    """A second process on the same token takes the bot's place: the first is told it was
+    replaced and exits 5 without reconnecting; the second goes on until SIGTERM (exit 0)."""
+    name = f"{rig.kit.folder.replace('-', '')}-twice"
+    token = rig.server.add_bot(name)
+    first = rig.kit.start(rig.folder, name, rig.server, token, "no_thanks")
+    second: LadderBot | None = None
+    try:
+        first.err.wait(lambda lines: any("waiting on the no_thanks ladder" in line
+                                         for line in lines), 60, "the first to join")
+        second = rig.kit.start(rig.folder, name, rig.server, token, "no_thanks")
+        assert finished(first, 60) == 5, first.err.text()[-3000:]
+        assert "REPLACED" in first.err.text()
+        assert second.proc.poll() is None, second.err.text()[-3000:]
+    finally:
+        first.stop()
+        if second is not None:
+            assert stop(second) == 0, second.err.text()[-3000:]
