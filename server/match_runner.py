@@ -692,7 +692,7 @@ class MatchRunner:
         self._event("match_end", termination=termination)
         replay = build_replay(self.state, match_id=self.config.match_id,
                               seat_names=self.config.seat_names, events=self.log,
-                              termination=termination)
+                              termination=termination, rated=self.config.rated)
         try:
             await self._on_finish(replay)
         finally:
