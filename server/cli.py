@@ -129,7 +129,7 @@ def _bot(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser of every ``bullring`` subcommand."""
-    from client_sdk import arena, runner_cli, tournament
+    from client_sdk import arena_cli, runner_cli, tournament_cli
     from server import health_probe
 
     parser = cli.new_parser("bullring", __doc__)
@@ -150,10 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
     cli.command(verify, _replay_verify)
 
     arena_parser = commands.add_parser("arena", help="play many local games between bots")
-    arena.add_arguments(arena_parser)
+    arena_cli.add_arguments(arena_parser)
     cup = commands.add_parser("tournament", help="a round-robin or duplicate tournament, "
                                                  "played here")
-    tournament.add_arguments(cup)
+    tournament_cli.add_arguments(cup)
     probe = commands.add_parser("health", help="ask a server whether it is SERVING")
     health_probe.add_arguments(probe)
     return parser

@@ -528,14 +528,20 @@ class Store:
         return sorted(entries, key=lambda e: (-e.ordinal, e.bot))
 
     @_retried
-    def rating_changes(self, *, match_id: str | None = None, bot: str | None = None
-                       ) -> list[RatingChangeRow]:
-        """Stored rating updates in the order they were recorded."""
+    def rating_changes(self, *, match_id: str | None = None, bot: str | None = None,
+                       last: int | None = None) -> list[RatingChangeRow]:
+        """Stored rating updates in the order they were recorded (only the ``last`` ones,
+        if given)."""
         query = select(RatingChangeRow)
         if match_id is not None:
             query = query.where(RatingChangeRow.match_id == match_id)
         if bot is not None:
             query = query.where(RatingChangeRow.bot == bot)
+        if last is not None:
+            query = query.order_by(col(RatingChangeRow.recorded_at).desc(),
+                                   col(RatingChangeRow.match_id).desc()).limit(last)
+            with self._session() as session:
+                return list(reversed(session.exec(query).all()))
         with self._session() as session:
             return list(session.exec(query.order_by(col(RatingChangeRow.recorded_at),
                                                     col(RatingChangeRow.match_id))).all())
