@@ -22,7 +22,7 @@ import grpc
 from google.protobuf.json_format import MessageToDict
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.six_nimmt import BULLHEADS
 
 

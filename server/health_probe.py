@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--server", default="127.0.0.1:50051", metavar="HOST:PORT",
                         help="the server to ask (default: 127.0.0.1:50051)")
     parser.add_argument("--service", default="",
-                        help="a service name, such as bullring.v1.BotService (default: the "
+                        help="a service name, such as bullring.v2.BotService (default: the "
                              "whole server)")
     parser.add_argument("--timeout", type=float, default=3.0, metavar="SECONDS",
                         help="how long to wait for an answer (default: 3)")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from client_sdk.house import HOUSE_BOTS
 from referee.core import RefereeError
 from referee.registry import get_game

@@ -43,7 +43,7 @@ def _bots_remote(args: argparse.Namespace) -> int:
     import grpc
 
     from client_sdk import wire
-    from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+    from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 
     token = args.admin_token or os.environ.get("BULLRING_ADMIN_TOKEN")
     if not token:

@@ -27,7 +27,7 @@ const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const strategy = require('./strategy');
 
-const DEFAULT_PROTO = path.resolve(__dirname, '..', '..', 'proto', 'bullring', 'v1', 'referee.proto');
+const DEFAULT_PROTO = path.resolve(__dirname, '..', '..', 'proto', 'bullring', 'v2', 'referee.proto');
 const CLIENT_NAME = 'bullring-node-bot/0.1.0';
 const RETRYABLE = new Set([
   grpc.status.UNAVAILABLE, grpc.status.CANCELLED, grpc.status.DEADLINE_EXCEEDED,
@@ -43,7 +43,7 @@ const USAGE = `usage: node bot.js --server HOST:PORT --token TOKEN [options]
   --token TOKEN            the seat's token (default: $BULLRING_TOKEN)
   --ladder GAME            play GAME's ladder (a registered bot's token) instead of one seat
   --matches N              with --ladder: stop after N matches (default 0: never)
-  --proto FILE             the wire contract (default: the repo's proto/bullring/v1/referee.proto)
+  --proto FILE             the wire contract (default: the repo's proto/bullring/v2/referee.proto)
   --margin-ms N            answer at least N ms before the deadline (default: 50)
   --give-up-after SECONDS  stop reconnecting after this long without a connection (default: 60)
   --verbose                also log events and verdicts
@@ -104,7 +104,7 @@ function loadBotService(protoFile) {
   const definition = protoLoader.loadSync(protoFile, {
     keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true,
   });
-  return grpc.loadPackageDefinition(definition).bullring.v1.BotService;
+  return grpc.loadPackageDefinition(definition).bullring.v2.BotService;
 }
 
 function logger(verbose) {
@@ -162,9 +162,14 @@ class Seat {
         return null;
       case 'rejected':
         return this.rejected(response.rejected);
-      case 'event':
-        this.log.debug(`event ${response.event.type} ${response.event.json}`);
+      case 'event': {
+        // A typed event: PublicEvent.game names the game, its message's oneof the event.
+        const game = response.event.game;
+        const typed = game ? response.event[game] : null;
+        const name = typed ? typed.event : null;
+        this.log.debug(`event ${game}.${name} ${JSON.stringify(name ? typed[name] : null)}`);
         return null;
+      }
       case 'match_ended': {
         const e = response.match_ended;
         this.ended = e;
