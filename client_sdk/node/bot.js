@@ -99,6 +99,11 @@ function number(text, name) {
   return n;
 }
 
+/** A Termination enum name (TERMINATION_NORMAL) as a word (normal). */
+function terminationName(termination) {
+  return String(termination).replace(/^TERMINATION_/, '').toLowerCase();
+}
+
 /** Load the BotService client constructor from the proto file, at run time. */
 function loadBotService(protoFile) {
   const definition = protoLoader.loadSync(protoFile, {
@@ -176,7 +181,7 @@ class Seat {
         this.played += 1;
         this.done = this.opts.ladder === null || (this.opts.matches > 0 && this.played >= this.opts.matches);
         if (this.opts.ladder !== null) {
-          this.log.info(`match ${this.matchId} ended: totals [${e.totals.join(', ')}] ranks [${e.ranks.join(', ')}] (${e.termination}); ${this.played} played`);
+          this.log.info(`match ${this.matchId} ended: totals [${e.totals.join(', ')}] ranks [${e.ranks.join(', ')}] (${terminationName(e.termination)}); ${this.played} played`);
         }
         return null;
       }
@@ -362,7 +367,7 @@ async function main(argv) {
   try {
     const seat = await play(opts, log);
     const { totals, ranks, termination } = seat.ended;
-    process.stdout.write(`match ${seat.matchId} ended: totals [${totals.join(', ')}] ranks [${ranks.join(', ')}] (${termination})\n`);
+    process.stdout.write(`match ${seat.matchId} ended: totals [${totals.join(', ')}] ranks [${ranks.join(', ')}] (${terminationName(termination)})\n`);
     return 0;
   } catch (err) {
     if (err instanceof Refused) {

@@ -307,7 +307,8 @@ public final class Runner {
                 played++;
                 seatMatchEnded = true;
                 System.out.println("match " + matchId + " ended: totals " + ended.getTotalsList()
-                        + " ranks " + ended.getRanksList() + " (" + ended.getTermination() + ")");
+                        + " ranks " + ended.getRanksList() + " ("
+                        + ended.getTermination().name().replace("TERMINATION_", "").toLowerCase() + ")");
                 System.out.flush();
                 call("onMatchEnded", () -> bot.onMatchEnded(ended));
                 break;
