@@ -24,7 +24,6 @@ import importlib.util
 import logging
 import operator
 import queue
-import random
 import re
 import sys
 import threading
@@ -36,6 +35,7 @@ from typing import Any
 import grpc
 
 from client_sdk import wire
+from client_sdk.backoff import Backoff
 from client_sdk.bot import Bot
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from client_sdk.house import HOUSE_BOTS, house_bot
@@ -50,19 +50,14 @@ RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED,
                        grpc.StatusCode.UNKNOWN})
 """Status codes after which the runner reconnects into the same seat."""
 
-BACKOFF_START_S = 0.05
-"""The first reconnect delay."""
-BACKOFF_FACTOR = 2.0
-"""How much each further delay grows."""
-BACKOFF_CAP_S = 2.0
-"""The longest reconnect delay."""
+RECONNECT = Backoff(first_s=0.05, max_s=2.0, factor=2.0, jitter=0.5)
+"""The pauses between reconnects: 0.05 s doubling up to 2 s, each shortened by up to half."""
 
 BotFactory = Callable[[str, int], Bot]
 """Makes a bot for ``(game, seed)``."""
 
 _MODULE_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 _SPEC_HELP = "expected house:NAME, package.module:ClassName or path/to/file.py:ClassName"
-_jitter = random.Random()
 
 
 # --------------------------------------------------------------------------- loading bots
@@ -465,8 +460,8 @@ def _channel_options() -> list[tuple[str, int]]:
     # A private subchannel per channel, so each attempt really dials instead of inheriting
     # gRPC's own (much longer) reconnect backoff; the runner does the backing off.
     return [*wire.channel_options(), ("grpc.use_local_subchannel_pool", 1),
-            ("grpc.initial_reconnect_backoff_ms", int(BACKOFF_START_S * 1000)),
-            ("grpc.max_reconnect_backoff_ms", int(BACKOFF_CAP_S * 1000))]
+            ("grpc.initial_reconnect_backoff_ms", int(RECONNECT.first_s * 1000)),
+            ("grpc.max_reconnect_backoff_ms", int(RECONNECT.max_s * 1000))]
 
 
 async def _connect(channel: grpc.aio.Channel) -> bool:
@@ -560,8 +555,7 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
             if conn.heard:
                 down_since, failures = time.monotonic(), 0
             failures += 1
-            delay = min(BACKOFF_CAP_S, BACKOFF_START_S * BACKOFF_FACTOR ** (failures - 1))
-            delay *= _jitter.uniform(0.5, 1.0)
+            delay = RECONNECT.pause(failures)
             remaining = give_up_after_s - (time.monotonic() - down_since)
             log.warning("connection to %s failed (%s); reconnecting in %.2f s", server, last_error,
                         max(0.0, min(delay, remaining)))
