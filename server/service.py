@@ -17,7 +17,8 @@ from server import outgoing
 from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub, MatchOverError
 from server.ladder import Ladder, LadderError, LadderSession
-from server.match_runner import MatchRunner, Outbox
+from server.limits import Limits
+from server.match_runner import MatchRunner, Outbox, loop_watch
 from server.models import BotRow
 from server.store import MatchElsewhereError, UnknownMatchError
 
@@ -87,9 +88,12 @@ class BotService:
 
     A seat token plays its one seat; a registered bot's token plays the ladder."""
 
-    def __init__(self, hub: MatchHub, ladder: Ladder | None = None) -> None:
+    def __init__(self, hub: MatchHub, ladder: Ladder | None = None,
+                 join_timeout_s: float = Limits().header_timeout_s) -> None:
         self.hub = hub
         self.ladder = ladder
+        self.join_timeout_s = join_timeout_s
+        """How soon a Play stream must send its Join (the limits' header timeout)."""
 
     async def _bot(self, context: grpc.aio.ServicerContext[Any, Any],
                    fresh: bool = False) -> BotRow | None:
@@ -115,6 +119,27 @@ class BotService:
         except LadderError as exc:
             await context.abort(getattr(grpc.StatusCode, exc.code), str(exc))
             raise AssertionError("unreachable") from None
+
+    async def _join_message(self, requests: AsyncIterator[bytes],
+                            context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        """The Join that must open a Play stream, within ``join_timeout_s`` not counting
+        the time the server itself ran late (a stream that sends nothing holds nothing for
+        long: DEADLINE_EXCEEDED; a busy server does not end a stream it was slow to read)."""
+        watch = loop_watch()
+        reading = asyncio.ensure_future(anext(aiter(requests), None))
+        wait_s, late = self.join_timeout_s, watch.late_now()
+        while not reading.done():
+            await asyncio.wait((reading,), timeout=wait_s)
+            wait_s, late = watch.late_now() - late, watch.late_now()
+            if not reading.done() and wait_s <= 0:
+                reading.cancel()
+                await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                    f"no Join within {self.join_timeout_s:g} s of opening Play")
+        message = _parse(pb.PlayRequest, reading.result())
+        if message is None or message.WhichOneof("body") != "join":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "the first message of Play must be a well-formed Join")
+        return message
 
     def _ladder_route(self, bot: str) -> Route:
         ladder = self.ladder
@@ -150,11 +175,7 @@ class BotService:
                 yield ladder_message
             return
         runner, seat = await self._seat(context)
-        first = await anext(aiter(requests), None)
-        message = _parse(pb.PlayRequest, first)
-        if message is None or message.WhichOneof("body") != "join":
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                "the first message of Play must be a well-formed Join")
+        message = await self._join_message(requests, context)
         batches = message.join.accept_batches
         outbox, connection = runner.attach(seat)
         problem: list[str] = []
@@ -169,16 +190,13 @@ class BotService:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
-            runner.detach(seat, connection, "stream closed")
+            runner.detach(seat, connection, outbox.why_ended("stream closed"))
 
     async def _play_ladder(self, bot: BotRow, requests: AsyncIterator[bytes],
                            context: grpc.aio.ServicerContext[Any, Any]
                            ) -> AsyncIterator[bytes]:
         """A registered bot's Play stream: one ladder match after another."""
-        message = _parse(pb.PlayRequest, await anext(aiter(requests), None))
-        if message is None or message.WhichOneof("body") != "join":
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                "the first message of Play must be a well-formed Join")
+        message = await self._join_message(requests, context)
         session = await self._join(bot, message.join.ladder, context, message.join.matches)
         batches = message.join.accept_batches
         outbox = session.outbox
@@ -211,6 +229,8 @@ class BotService:
                 outbox.put_nowait(_verdict_bytes(self._submit(target, message.answer)))
                 if target is not None:
                     target[0].settle()
+                if outbox.ended:
+                    break  # a client that reads nothing is read no more (its writes block)
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
         finally:
@@ -252,7 +272,7 @@ class BotService:
             async for item in _drain(outbox, batches):
                 yield outgoing.subscribed(item)
         finally:
-            runner.detach(seat, connection, "stream closed")
+            runner.detach(seat, connection, outbox.why_ended("stream closed"))
 
     async def submit_answer(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
                             ) -> pb.SubmitAnswerResponse:
@@ -306,8 +326,7 @@ class SpectatorService:
                 await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
                 raise AssertionError("unreachable") from None
             if ended is None:
-                await context.abort(grpc.StatusCode.NOT_FOUND,
-                                    f"no live or ended match {message.match_id!r} here")
+                await context.abort(grpc.StatusCode.NOT_FOUND, _no_match(message.match_id))
                 raise AssertionError("unreachable")
             for stored in ended:
                 yield stored
@@ -339,6 +358,17 @@ async def _drain(outbox: Outbox, batches: bool) -> AsyncIterator[bytes]:
                 return
         else:
             yield item
+
+
+def _no_match(match_id: str) -> str:
+    """Why a spectator gets NOT_FOUND; an id longer than any match's is not echoed back."""
+    if len(match_id) > MAX_ID_ECHO:
+        return f"no match has an id of {len(match_id)} characters"
+    return f"no live or ended match {match_id!r} here"
+
+
+MAX_ID_ECHO = 64
+"""The longest id an error message repeats (match ids are 12 characters)."""
 
 
 def _parse(cls: Any, raw: bytes | None) -> Any:

@@ -185,6 +185,18 @@ std::string Join(const google::protobuf::RepeatedField<int32_t>& xs) {
   return out.str();
 }
 
+// How a match ended, as a word: "normal" or "aborted" (the enum's TERMINATION_NORMAL, or
+// the word itself).
+std::string Termination(const std::string& word) { return word; }
+template <typename Enum>
+std::string Termination(Enum value) {
+  const auto* named = google::protobuf::GetEnumDescriptor<Enum>()->FindValueByNumber(value);
+  std::string name = named ? named->name() : std::to_string(value);
+  if (name.rfind("TERMINATION_", 0) == 0) name = name.substr(12);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  return name;
+}
+
 // One Play stream: its context, the stream, and whether answers may still be written.
 struct Connection {
   grpc::ClientContext context;
@@ -421,11 +433,8 @@ class Runner {
           ++played_;
           id = match_id_;
         }
-        std::string termination = pb::Termination_Name(e.termination());
-        if (termination.rfind("TERMINATION_", 0) == 0) termination = termination.substr(12);
-        for (char& c : termination) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         std::printf("match %s ended: totals %s ranks %s (%s)\n", id.c_str(), Join(e.totals()).c_str(),
-                    Join(e.ranks()).c_str(), termination.c_str());
+                    Join(e.ranks()).c_str(), Termination(e.termination()).c_str());
         std::fflush(stdout);
         Guard("OnMatchEnded", [&] { bot_.OnMatchEnded(e); });
         return opts_.ladder.empty();

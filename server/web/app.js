@@ -400,7 +400,7 @@ async function renderMatch(view, matchId, step) {
       view.replaceChildren(title, seats, h("p", {class: "error"}, String(err)));
       return;
     }
-    view.replaceChildren(title, seats, replayViewer(replay, step));
+    view.replaceChildren(title, seats, replayViewer(replay, step, match.bots || []));
   } else if (match.status === "aborted") {
     view.replaceChildren(title, seats, h("p", {"data-testid": "no-replay"},
       "This match was aborted before it started: nobody played, so there is no replay."));
@@ -556,7 +556,7 @@ function noThanksSteps(replay) {
 const SPEEDS = [["0.5", "½×"], ["1", "1×"], ["2", "2×"], ["4", "4×"]];
 const STEP_MS = 1000;  // one step a second at 1×
 
-function replayViewer(replay, startStep) {
+function replayViewer(replay, startStep, bots) {
   const steps = replaySteps(replay);
   const names = replay.seats.map((s) => s.name);
   const base = `#/match/${encodeURIComponent(replay.match_id)}`;
@@ -605,8 +605,8 @@ function replayViewer(replay, startStep) {
     const hash = `${base}/step/${index + 1}`;
     stepLink.setAttribute("href", hash);
     if (location.hash !== hash) history.replaceState(null, "", hash);
-    stage.replaceChildren(replay.game === "six_nimmt" ? sixNimmtStep(step, names, replay)
-                                                      : noThanksStep(step, names, replay));
+    stage.replaceChildren(replay.game === "six_nimmt" ? sixNimmtStep(step, names, replay, bots)
+                                                      : noThanksStep(step, names, replay, bots));
     if (!timer) announce(label.textContent);
   }
   listen(document, "keydown", (e) => {
@@ -627,9 +627,31 @@ function replayViewer(replay, startStep) {
     h("p", {class: "muted"}, "Keys: ← → step, Home and End jump to the first and last."),
     stage,
     h("p", {class: "muted"}, `Final totals: ${replay.totals.join(" · ")} · ranks `,
-      replay.ranks.join(" · "), ` · ${replay.termination} · seed ${replay.seed}`));
+      replay.ranks.join(" · "), ` · ${replay.termination} · seed ${replay.seed}`),
+    answerSummary(replay, bots));
   go(startStep ? startStep - 1 : 0);
   return root;
+}
+
+/** Each seat's answers over the whole match, from the log: how many, how fast, and how
+ * many were defaults (and why). */
+function answerSummary(replay, bots) {
+  const cols = [["Seat"], ["Answers", "num"], ["Median", "num"], ["Slowest", "num"],
+                ["Defaults", "num"]];
+  const answers = (replay.events || []).filter((e) => e.type === "answer");
+  const rows = replay.seats.map((seat, s) => {
+    const mine = answers.filter((a) => a.seat === s);
+    const times = mine.filter((a) => a.ms !== undefined).map((a) => a.ms).sort((a, b) => a - b);
+    const defaults = mine.filter((a) => a.default);
+    const why = [...new Set(defaults.map((a) => a.why))].join(", ");
+    return tr({"data-seat": s}, cols, [botLink(seat.name, bots[s]), mine.length,
+      times.length ? formatMs(times[Math.floor(times.length / 2)]) : "—",
+      times.length ? formatMs(times[times.length - 1]) : "—",
+      {attrs: {"data-testid": "defaults"},
+       content: defaults.length ? `⚠ ${defaults.length} (${why})` : "0"}]);
+  });
+  return h("details", {class: "answers"}, h("summary", {}, "Answer times and defaults"),
+    table("Answer times and defaults by seat", cols, rows, {"data-testid": "answer-summary"}));
 }
 
 function rowsView(rows, marks, fresh, testid) {
@@ -658,7 +680,7 @@ function placementLine(p, names, rowAnswer) {
   return h("li", {"data-why": "follows"}, card, ` ${who}: after ${p.end} in row ${p.row + 1}`);
 }
 
-function sixNimmtStep(step, names, replay) {
+function sixNimmtStep(step, names, replay, bots) {
   const rounds = replay.rounds.length;
   const where = step.trick === null
     ? `Round ${step.round + 1} of ${rounds} · the deal: four starting rows`
@@ -697,7 +719,7 @@ function sixNimmtStep(step, names, replay) {
                 ["Bullheads this round", "num"], ["Running total", "num"]];
   parts.push(h("h2", {}, "Seats"), table("Seats", cols,
     names.map((name, s) => tr({"data-seat": s}, cols, [
-      botLink(name, null),
+      botLink(name, bots[s]),
       {attrs: {"data-testid": "hand"}, content: cardList(step.hands[s] || [], (c) => nimmtCard(c))},
       step.plays ? nimmtCard(step.plays[s]) : "",
       answers ? answerNote(answers.plays[s]) : "",
@@ -707,7 +729,7 @@ function sixNimmtStep(step, names, replay) {
   return h("div", {}, parts);
 }
 
-function noThanksStep(step, names, replay) {
+function noThanksStep(step, names, replay, bots) {
   const rounds = replay.rounds.length;
   const round = replay.rounds[step.round];
   let what = "The round begins.";
@@ -718,8 +740,8 @@ function noThanksStep(step, names, replay) {
       : `${who} revealed the hidden card ${step.turn.card}.`;
   }
   const bySeat = {};
-  for (const answer of step.answers) {
-    if (!bySeat[answer.seat] || answer.default) bySeat[answer.seat] = answer;
+  for (const answer of step.answers) {  // the move that made the turn, or a default on the way
+    if (!(bySeat[answer.seat] && bySeat[answer.seat].default)) bySeat[answer.seat] = answer;
   }
   const cols = [["Seat"], ["Cards"], ["Chips", "num"], ["Score this round", "num"],
                 ["Running total", "num"], ["Hidden card"], ["Answer"]];
@@ -733,7 +755,7 @@ function noThanksStep(step, names, replay) {
       " Pot: ", h("strong", {"data-testid": "pot"}, step.card ? step.pot : 0), " chips"),
     h("h2", {}, "Seats"), table("Seats", cols,
       names.map((name, s) => tr({"data-seat": s}, cols, [
-        name,
+        botLink(name, bots[s]),
         cardList([...step.cards[s]].sort((a, b) => a - b), plainCard),
         step.chips[s], step.scores[s],
         {attrs: {"data-testid": "total"}, content: step.totals[s]},
@@ -747,7 +769,8 @@ function noThanksStep(step, names, replay) {
 /** The public state of a live match, rebuilt from its public events only. */
 function liveState(match) {
   const seats = match.seats.length;
-  return {game: match.game, names: match.seats, events: 0, round: 0, trick: 0,
+  return {game: match.game, names: match.seats, bots: match.bots || [], events: 0, round: 0,
+          trick: 0,
           rows: [], plays: null, rowChoice: null, taken: null,
           penalties: new Array(seats).fill(0), totals: new Array(seats).fill(0),
           card: null, pot: 0, deckLeft: null, cards: Array.from({length: seats}, () => []),
@@ -837,7 +860,8 @@ function turnPanel(match) {
     if (!turn) return;
     const gone = performance.now() - at;
     if (!turn.running) {
-      line.textContent = "The match has not started yet."; clocks.replaceChildren(); return;
+      line.textContent = "Nobody is being waited for: the match is not in play here now.";
+      clocks.replaceChildren(); return;
     }
     if (!turn.waiting.length) {
       line.textContent = "Everyone has answered; the cards are being placed.";
@@ -922,7 +946,7 @@ function liveSixNimmt(state) {
     h("h2", {}, "Rows"), rowsView(state.rows, marks, state.plays ? new Set(state.plays) : null),
     h("h2", {}, "Seats"), table("Seats", cols,
       state.names.map((name, s) => tr({"data-seat": s}, cols, [
-        name,
+        botLink(name, state.bots[s]),
         state.plays ? nimmtCard(state.plays[s]) : "",
         cardList(state.taken ? state.taken[s] : [], (c) => nimmtCard(c)),
         state.penalties[s],
@@ -939,7 +963,7 @@ function liveNoThanks(state) {
       state.deckLeft === null ? "—" : state.deckLeft),
     h("h2", {}, "Seats"), table("Seats", cols,
       state.names.map((name, s) => tr({"data-seat": s}, cols, [
-        name,
+        botLink(name, state.bots[s]),
         cardList([...state.cards[s]].sort((a, b) => a - b), plainCard),
         {attrs: {"data-testid": "total"}, content: state.totals[s]}])), {"data-testid": "seats"}));
 }

@@ -21,7 +21,7 @@ from typing import Any
 import grpc
 import pytest
 
-from client_sdk import runner, runner_cli, wire
+from client_sdk import bot_spec, runner, runner_cli, wire
 from client_sdk.bot import Bot
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from client_sdk.house.greedy import GreedyBot
@@ -137,21 +137,21 @@ def free_port() -> int:
 
 def test_load_house_bot() -> None:
     """``house:NAME`` is the house bot, seeded as asked."""
-    bot = runner.load_bot("house:greedy", "six_nimmt", 4)
+    bot = bot_spec.load_bot("house:greedy", "six_nimmt", 4)
     assert isinstance(bot, GreedyBot)
     assert bot.rng.random() == random.Random(4).random()
 
 
 def test_load_module_class() -> None:
     """``package.module:Class`` imports the module and returns ``Class(seed)``."""
-    bot = runner.load_bot("tests.bots.low_card:LowCard", "six_nimmt", 5)
+    bot = bot_spec.load_bot("tests.bots.low_card:LowCard", "six_nimmt", 5)
     assert type(bot) is LowCard
     assert bot.rng.random() == random.Random(5).random()
 
 
 def test_load_file_path(tmp_path: Path) -> None:
     """``path/to/file.py:Class`` loads the file, which may import modules beside it."""
-    bot = runner.load_bot(f"{BOTS / 'low_card.py'}:LowCard", "six_nimmt", 0)
+    bot = bot_spec.load_bot(f"{BOTS / 'low_card.py'}:LowCard", "six_nimmt", 0)
     assert type(bot).__name__ == "LowCard" and isinstance(bot, Bot)
     (tmp_path / "helper_for_file_bot.py").write_text("CARD_PICK = max\n")
     (tmp_path / "my_bot.py").write_text(
@@ -160,7 +160,7 @@ def test_load_file_path(tmp_path: Path) -> None:
         "class High(Bot):\n"
         "    def play_card(self, observation):\n"
         "        return CARD_PICK(observation.hand)\n")
-    high = runner.load_bot(f"{tmp_path / 'my_bot.py'}:High", "no_thanks", 1)
+    high = bot_spec.load_bot(f"{tmp_path / 'my_bot.py'}:High", "no_thanks", 1)
     observation = get_game("six_nimmt").new_state(2, {}, 1).observation(0)
     assert high.decide(observation) == max(observation.hand)
 
@@ -182,16 +182,16 @@ def test_load_file_path(tmp_path: Path) -> None:
 def test_bad_specs(spec: str, message: str) -> None:
     """Every bad spec is a ValueError that says what is wrong."""
     with pytest.raises(ValueError, match="bad bot spec") as error:
-        runner.load_bot(spec, "six_nimmt", 0)
+        bot_spec.load_bot(spec, "six_nimmt", 0)
     assert message in str(error.value)
 
 
 def test_bot_for_another_game() -> None:
     """A bot that does not play the match's game is a ValueError too."""
     with pytest.raises(ValueError, match="plays no_thanks, not 'six_nimmt'"):
-        runner.load_bot("house:never_take", "six_nimmt", 0)
+        bot_spec.load_bot("house:never_take", "six_nimmt", 0)
     with pytest.raises(ValueError, match="plays six_nimmt, not 'no_thanks'"):
-        runner.load_bot("tests.bots.low_card:LowCard", "no_thanks", 0)
+        bot_spec.load_bot("tests.bots.low_card:LowCard", "no_thanks", 0)
 
 
 # --------------------------------------------------------------------------- play
