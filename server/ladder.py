@@ -21,7 +21,7 @@ from typing import Any
 
 import psycopg
 
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from client_sdk.house import HOUSE_BOTS
 from referee.core import RefereeError
 from referee.registry import get_game
