@@ -18,7 +18,7 @@ from google.protobuf.message import DecodeError
 from sqlalchemy.exc import OperationalError
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.registry import UnknownGameError, get_game
 from server.db_retry import DatabaseUnavailableError
 from server.ladder_access import ms
