@@ -239,3 +239,55 @@ def check_replaced(rig: KitRig) -> None:
         first.stop()
         if second is not None:
             assert stop(second) == 0, second.err.text()[-3000:]
+
+
+SEAT_MATCHES = {"six_nimmt": ["--setting", "rounds=1", "--house", "1=greedy",
+                              "--house", "2=random"],
+                "no_thanks": ["--house", "1=threshold", "--house", "2=random"]}
+"""Three-seat matches beside house bots, for kits that play one seat by a seat token."""
+
+
+def seat_command(kit: Kit) -> str:
+    """The README's run command for one seat: the same, without ``--ladder six_nimmt``."""
+    return kit.readme_commands()[2].replace(" --ladder six_nimmt", "")
+
+
+def check_seat_play(rig: KitRig, matches: int = 2) -> None:
+    """The kit's starter bot plays ``matches`` matches of each game by seat tokens: each run
+    exits 0 at its match's end, which finished normally with every decision of its seat
+    answered by the bot (no timeout, no default) and verifies as a replay; a run waiting for
+    its match to start exits 0 on SIGTERM."""
+    store = Store(rig.server.db)
+    for game, args in SEAT_MATCHES.items():
+        for number in range(matches):
+            match = rig.server.create_match(game, 3, "--seed", str(number), *args)
+            assert match.tokens[0] is not None
+            bot = rig.kit.start(rig.folder, f"seat0-{game}-{number}", rig.server,
+                                match.tokens[0], game, command=seat_command(rig.kit))
+            code = finished(bot)
+            assert code == 0, bot.err.text()[-3000:]
+            assert bot.matches() == [(match.match_id, "normal")], bot.out.text()
+            replay = store.replay(match.match_id)
+            verify(replay)
+            assert replay["termination"] == "normal"
+            assert not seat_events(replay, 0, "timeout"), bot.err.text()[-3000:]
+            answers = seat_events(replay, 0, "answer")
+            assert answers and not any(a["default"] for a in answers)
+    waiting = rig.server.create_match("six_nimmt", 2)
+    assert waiting.tokens[0] is not None
+    bot = rig.kit.start(rig.folder, "waiting", rig.server, waiting.tokens[0], "six_nimmt",
+                        command=seat_command(rig.kit))
+    bot.err.wait(lambda lines: any("connecting to" in line for line in lines), 60,
+                 "the bot to connect")
+    assert stop(bot) == 0, bot.err.text()[-3000:]
+
+
+def start_throwing_on_a_seat(rig: KitRig, command: str, env: dict[str, str] | None = None
+                             ) -> tuple[str, LadderBot]:
+    """Start ``command`` (a throwing bot, written as the README's run command) on seat 0 of a
+    6 nimmt! match beside house bots; return the seat's name and the process."""
+    match = rig.server.create_match("six_nimmt", 3, *SEAT_MATCHES["six_nimmt"])
+    assert match.tokens[0] is not None
+    command = command.replace(" --ladder six_nimmt", "")
+    return "seat0", rig.kit.start(rig.folder, "seat0", rig.server, match.tokens[0],
+                                  "six_nimmt", env=env, command=command)
