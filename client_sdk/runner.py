@@ -79,6 +79,23 @@ def bot_factory(spec: str) -> BotFactory:
     The game is only known once the match starts; resolving early makes a typo in the spec
     fail before connecting rather than after the match has begun.
     """
+    bot_cls = bot_class(spec)
+    where, _, name = spec.rpartition(":")
+    if where == "house":
+        return lambda game, seed: house_bot(name, game, seed)
+
+    def make(game: str, seed: int) -> Bot:
+        if game not in bot_cls.games:
+            raise ValueError(f"bot {spec!r} plays {', '.join(bot_cls.games)}, not {game!r} "
+                             f"(set its `games` attribute)")
+        return bot_cls(seed)
+
+    return make
+
+
+def bot_class(spec: str) -> type[Bot]:
+    """The ``Bot`` subclass ``spec`` names (importing its module); ValueError if none.
+    Its ``games`` attribute says which games it plays."""
     if not isinstance(spec, str) or ":" not in spec:
         raise ValueError(f"bad bot spec {spec!r}: {_SPEC_HELP}")
     where, _, name = spec.rpartition(":")
@@ -86,7 +103,7 @@ def bot_factory(spec: str) -> BotFactory:
         if name not in HOUSE_BOTS:
             raise ValueError(f"bad bot spec {spec!r}: unknown house bot {name!r}; "
                              f"known: {', '.join(HOUSE_BOTS)}")
-        return lambda game, seed: house_bot(name, game, seed)
+        return HOUSE_BOTS[name]
     if not name or not all(part.isidentifier() for part in name.split(".")):
         raise ValueError(f"bad bot spec {spec!r}: {name!r} is not a class name; {_SPEC_HELP}")
     if where.endswith(".py"):
@@ -106,14 +123,7 @@ def bot_factory(spec: str) -> BotFactory:
         raise ValueError(f"bad bot spec {spec!r}: {name!r} is not a subclass of "
                          f"client_sdk.bot.Bot")
     bot_cls: type[Bot] = cls
-
-    def make(game: str, seed: int) -> Bot:
-        if game not in bot_cls.games:
-            raise ValueError(f"bot {spec!r} plays {', '.join(bot_cls.games)}, not {game!r} "
-                             f"(set its `games` attribute)")
-        return bot_cls(seed)
-
-    return make
+    return bot_cls
 
 
 def load_bot(spec: str, game: str, seed: int) -> Bot:
@@ -220,13 +230,18 @@ class _Seat:
 
     def __init__(self, spec: str, factory: BotFactory, seed: int, margin_ms: int,
                  on_message: Callable[[pb.PlayResponse], None] | None,
-                 ladder: str | None = None, matches: int = 0) -> None:
+                 ladder: str | None = None, matches: int = 0,
+                 games: Sequence[str] = ()) -> None:
         self.spec = spec
+        self.games = list(games)
+        """The games the bot plays, told to the server at Join (a seat of another game is
+        refused before it is taken)."""
         self.ladder = ladder
         """The game whose ladder this bot plays, or None for one seat of one match."""
         self.matches = matches
         """Leave the ladder after this many matches (0: never)."""
         self.played = 0
+        self.last_ended: pb.MatchEnded | None = None
         self.factory = factory
         self.seed = seed
         self.margin_ms = margin_ms
@@ -264,6 +279,7 @@ class _Seat:
         """A match ended; True when the runner is done (one match, or the ladder's count)."""
         if self.on_message is not None:
             self.on_message(response)
+        self.last_ended = response.match_ended
         if self.ladder is None:
             return True
         self.played += 1
@@ -271,6 +287,25 @@ class _Seat:
         log.info("match %s ended: totals %s ranks %s (%s); %d played", self.match_id,
                  list(ended.totals), list(ended.ranks), ended.termination, self.played)
         return 0 < self.matches <= self.played
+
+    def closed(self, response: pb.PlayResponse) -> pb.MatchEnded | None:
+        """The server ended the connection on purpose (Closed). Its ladder matches all
+        played: the last result. Replaced by a newer connection, token revoked, bot disabled:
+        raise, never reconnect (RuntimeError, PermissionError). A lapsed HTTP lease: None,
+        so the runner joins again."""
+        if self.on_message is not None:
+            self.on_message(response)
+        closed = response.closed
+        log.warning("the server ended the connection (%s): %s",
+                    pb.CloseReason.Name(closed.reason) if closed.reason in
+                    pb.CloseReason.values() else closed.reason, closed.message)
+        if closed.reason == pb.CLOSE_REASON_MATCHES_PLAYED and self.last_ended is not None:
+            return self.last_ended
+        if closed.reason == pb.CLOSE_REASON_LEASE_EXPIRED:
+            return None
+        if closed.reason in (pb.CLOSE_REASON_TOKEN_REVOKED, pb.CLOSE_REASON_BOT_DISABLED):
+            raise PermissionError(f"the server ended the stream: {closed.message}")
+        raise RuntimeError(f"the server ended the stream: {closed.message}")
 
     def matches_left(self) -> int:
         """For Join.matches: the ladder matches still to play (the one in progress counts,
@@ -389,18 +424,22 @@ async def _play_stream(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tu
     try:
         await call.write(pb.PlayRequest(join=pb.Join(client=client, ladder=seat.ladder or "",
                                                      accept_batches=True,
-                                                     matches=seat.matches_left())))
+                                                     matches=seat.matches_left(),
+                                                     games=seat.games)))
         while True:
             received = await call.read()
             if received is grpc.aio.EOF:
                 return None
             conn.heard = True
             for response in wire.unbatch(received):
-                if response.WhichOneof("body") == "match_ended":
+                which = response.WhichOneof("body")
+                if which == "match_ended":
                     if not seat.ended(response):
                         continue
                     await _close_writing(call)
                     return response.match_ended
+                if which == "closed":  # before the status: a client may see INTERNAL instead
+                    return seat.closed(response)
                 answer = await seat.handle(response, time.monotonic())
                 if answer is not None:
                     # If the call has finished, the next read says how.
@@ -420,7 +459,8 @@ async def _play_unary(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tup
     """Play over Subscribe and SubmitAnswer; MatchEnded, or None if the stream just ended."""
     call = stubs["Subscribe"](pb.SubscribeRequest(client=client, ladder=seat.ladder or "",
                                                   accept_batches=True,
-                                                  matches=seat.matches_left()),
+                                                  matches=seat.matches_left(),
+                                                  games=seat.games),
                               metadata=metadata)
     try:
         while True:
@@ -429,6 +469,8 @@ async def _play_unary(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tup
                 return None
             conn.heard = True
             for response in wire.unbatch(message):
+                if response.WhichOneof("body") == "closed":
+                    return seat.closed(response)
                 ended = await _handle_unary(seat, stubs, metadata, response)
                 if ended is not None:
                     return ended
@@ -516,12 +558,20 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
     (one on which the server sent something), ``PermissionError`` at once for
     UNAUTHENTICATED / PERMISSION_DENIED, ``ValueError`` for INVALID_ARGUMENT /
     RESOURCE_EXHAUSTED or a bad bot spec, and ``RuntimeError`` for any other status.
+
+    A stream the server ends on purpose carries a last ``Closed`` message, acted on before
+    the status (which a client still writing may see as INTERNAL): replaced by a newer
+    connection with the same token raises ``RuntimeError``, a rotated token or a disabled
+    bot ``PermissionError``, each with the server's message; none is reconnected. The
+    bot's ``games`` go in the Join, so a seat or ladder of another game is refused
+    (FAILED_PRECONDITION: ``RuntimeError``) before it is taken.
     """
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
     if margin_ms < 0:
         raise ValueError(f"margin_ms must be >= 0, not {margin_ms}")
-    seat = _Seat(bot_spec, bot_factory(bot_spec), seed, margin_ms, on_message, ladder, matches)
+    seat = _Seat(bot_spec, bot_factory(bot_spec), seed, margin_ms, on_message, ladder, matches,
+                 bot_class(bot_spec).games)
     session = _play_stream if transport == "stream" else _play_unary
     metadata = (("authorization", f"Bearer {token}"),)
     down_since = time.monotonic()

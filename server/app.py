@@ -61,7 +61,7 @@ class RefereeServer:
                                       options=wire.channel_options())
         self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder).handler(),
                                               SpectatorService(self.hub).handler(),
-                                              AdminService(self.store).handler()))
+                                              AdminService(self.store, self.ladder).handler()))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = (wire.BOT_SERVICE, wire.SPECTATOR_SERVICE, wire.ADMIN_SERVICE,
                  health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
@@ -70,7 +70,7 @@ class RefereeServer:
         self.port = 0
         self.http: HttpServer | None = None
         if options.http_port is not None:
-            app = build_app(ApiContext(self.hub))
+            app = build_app(ApiContext(self.hub, self.ladder))
             self.http = HttpServer(app, options.host, options.http_port, options.grace_s)
 
     async def start(self) -> int:

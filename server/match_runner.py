@@ -66,6 +66,8 @@ class Outbox:
         self.on_sent: Callable[[str], None] | None = None
         """Told the decision id of each request taken out; set by the runner the outbox is
         attached to (a ladder stream's outbox moves from match to match)."""
+        self.closed_by: pb.Closed | None = None
+        """Why the server ended this connection on purpose (``end``), if it did."""
 
     def put_nowait(self, item: bytes | None, decision_id: str | None = None) -> None:
         """Queue ``item`` (the request of ``decision_id``, if given) and wake the reader."""
@@ -79,6 +81,15 @@ class Outbox:
     def close(self) -> None:
         """Drop every waiting message and end the connection."""
         self._items.clear()
+        self.put_nowait(None)
+
+    def end(self, closed: pb.Closed) -> None:
+        """End the connection on purpose: ``closed`` is its last message (once; an outbox
+        already ended this way is left as it is)."""
+        if self.closed_by is not None:
+            return
+        self.closed_by = closed
+        self.put_message(pb.PlayResponse(closed=closed))
         self.put_nowait(None)
 
     def put_message(self, message: pb.PlayResponse) -> None:
@@ -188,12 +199,14 @@ class MatchRunner:
 
     # -- connections ---------------------------------------------------------------------
 
-    def attach(self, seat: int, outbox: Outbox | None = None) -> tuple[Outbox, int]:
-        """Connect a new stream to ``seat`` (replacing and closing any older one); return its
-        outbox. A given ``outbox`` (a ladder stream's) is not closed when the match ends."""
+    def attach(self, seat: int, outbox: Outbox | None = None, via: str = ""
+               ) -> tuple[Outbox, int]:
+        """Connect a new stream to ``seat``; return its outbox. An older stream of the seat
+        is ended with Closed(REPLACED), naming the new one (``via``: its transport and peer).
+        A given ``outbox`` (a ladder stream's) is not closed when the match ends."""
         link = self.seats[seat]
         if link.outbox is not None and link.outbox is not outbox:
-            link.outbox.put_nowait(None)
+            link.outbox.end(replaced(via))
         link.lasting = outbox is not None
         link.outbox = Outbox() if outbox is None else outbox
         link.outbox.on_sent = functools.partial(self._sent, seat)
@@ -592,4 +605,12 @@ class MatchRunner:
         log.debug("match %s: %s %s", self.config.match_id, kind, fields)
 
 
-__all__ = ["MatchRunner", "RefereeError", "SeatLink"]
+def replaced(via: str) -> pb.Closed:
+    """The end of a connection that a newer one with the same token took over; ``via``
+    names the newer one (transport and peer address)."""
+    return pb.Closed(reason=pb.CLOSE_REASON_REPLACED,
+                     message="replaced by a newer connection with the same token"
+                             + (f" ({via})" if via else ""))
+
+
+__all__ = ["MatchRunner", "RefereeError", "SeatLink", "replaced"]

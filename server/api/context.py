@@ -12,9 +12,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from server.api.errors import ApiError
 from server.api.polling import PollSessions
 from server.hub import MatchHub
+from server.ladder import Ladder
 from server.store import Store
 
-bearer = HTTPBearer(auto_error=False, description="a seat token, or the admin token")
+bearer = HTTPBearer(auto_error=False, description="a seat token, a registered bot's token, or "
+                                                  "the admin token")
 """The ``Authorization: Bearer TOKEN`` scheme (checked by the handlers, never auto-refused)."""
 
 
@@ -23,6 +25,8 @@ class ApiContext:
     """The server's state the HTTP API works on."""
 
     hub: MatchHub
+    ladder: Ladder | None = None
+    """The ladders, which registered bots join over HTTP too."""
     polls: PollSessions = field(default_factory=PollSessions)
 
     @property
