@@ -8,7 +8,7 @@ them (one table when they all fit) and plays ``N`` games at each table through
 - **round-robin**: game ``i`` of table ``t`` gets its own deal, seeded from ``(S, t, i)``,
   and the table's lineup rotated by ``i`` seats.
 - **duplicate**: the games of a table are grouped in deals; deal ``d`` is seeded from
-  ``(S, d)`` alone (the same deal seed gives the same deals, RULES.md §3), and is played once
+  ``(S, d)`` alone (the same deal seed gives the same deals, docs/rules.md §3), and is played once
   in every rotation of the lineup, so every bot plays every hand. ``N`` is rounded up to a
   whole number of deals.
 

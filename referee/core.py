@@ -81,7 +81,7 @@ def seeded_sample(population: Sequence[T], k: int, seed: int, *parts: object) ->
 
     The same ``(seed, *parts)`` always gives the same list, on every platform, and nothing
     else enters it: a round's deal drawn with the path ``("deal", round)`` depends on the
-    match seed and the round number alone (RULES.md §3). It is a partial Fisher-Yates
+    match seed and the round number alone (docs/rules.md §3). It is a partial Fisher-Yates
     shuffle whose draws each take 64 bits of SHAKE-256 over the path (read little-endian)
     and map them onto ``0..m-1`` by multiply-and-shift, so every pick is uniform to within
     ``m / 2**64`` (2**-57 for a 104-card deck).

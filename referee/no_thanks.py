@@ -1,4 +1,4 @@
-"""No Thanks! (game id ``no_thanks``), exactly as RULES.md §2 says.
+"""No Thanks! (game id ``no_thanks``), exactly as docs/rules.md §2 says.
 
 Turn-based: the seat to move takes the face-up card with its chips, or pays a chip to pass
 (``TAKE_OR_PASS``). With ``hidden_card``, a seat still holding its hidden card is first asked
@@ -63,7 +63,7 @@ def score(cards: Iterable[int], chips: int) -> int:
 
 
 def chips_for(seats: int) -> int:
-    """Chips per seat by seat count (RULES.md §2)."""
+    """Chips per seat by seat count (docs/rules.md §2)."""
     return {6: 9, 7: 7}.get(seats, 11)
 
 
@@ -133,7 +133,7 @@ Turn = tuple[Seat, int, int, str]
 
 
 class Observation(NamedTuple):
-    """What one seat may know (RULES.md §4): its own chips and hidden card, and public facts."""
+    """What one seat may know (docs/rules.md §4): its own chips and hidden card, public facts."""
 
     seat: Seat
     round: int
@@ -202,7 +202,7 @@ class NoThanksState:
         self.pending: dict[Seat, Decision] = {}
         self.over = False
         self.rounds_log: list[dict[str, Any]] = []
-        """One REPLAY.md ROUND record per started round."""
+        """One docs/replay-format.md ROUND record per started round."""
         self.out: tuple[int, ...] = TENS if self.tens_out else ()
         self.chips: list[int] = []
         self.cards: list[tuple[int, ...]] = []
@@ -245,7 +245,7 @@ class NoThanksState:
             raise IllegalActionError(seat, action, why)
 
     def default_action(self, seat: Seat) -> Action:
-        """Return the action RULES.md §3 gives a seat that did not answer in time."""
+        """Return the action docs/rules.md §3 gives a seat that did not answer in time."""
         decision = self.pending.get(seat)
         if decision is None:
             raise NotPendingError(seat, None, "this seat has no decision pending")
@@ -310,7 +310,7 @@ class NoThanksState:
         return [tuple(r["scores"]) for r in self.rounds_log if "scores" in r]
 
     def replay_rounds(self) -> list[dict[str, Any]]:
-        """Return every round so far as a REPLAY.md ROUND record (plain JSON values)."""
+        """Return every round so far as a docs/replay-format.md ROUND record (plain JSON values)."""
         return copy.deepcopy(self.rounds_log)
 
     def result(self) -> tuple[tuple[int, ...], tuple[int, ...]]:

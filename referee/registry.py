@@ -47,7 +47,7 @@ class GameState(Protocol):
         """Each finished round's score by seat (lower is better)."""
 
     def replay_rounds(self) -> list[dict[str, Any]]:
-        """Every round so far as a REPLAY.md ROUND record."""
+        """Every round so far as a docs/replay-format.md ROUND record."""
 
 
 class UnknownGameError(RefereeError):

@@ -1,4 +1,4 @@
-"""Replays in the public format ``bullring.replay/1`` (REPLAY.md): writing and verifying.
+"""Replays in the public format ``bullring.replay/1`` (docs/replay-format.md): write, verify.
 
 A replay is the config, the seed and the answers. Verifying replays the answers through
 the engine and compares every round record, total and rank with the file.

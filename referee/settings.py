@@ -67,7 +67,7 @@ COMMON_SETTINGS: tuple[Setting, ...] = (
     Setting("max_timeouts", 3, "timeouts in a row before a seat counts as disconnected",
             minimum=1, maximum=1000),
 )
-"""Referee settings shared by every game (RULES.md §3)."""
+"""Referee settings shared by every game (docs/rules.md §3)."""
 
 
 def parse_settings(

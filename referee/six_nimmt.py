@@ -1,4 +1,4 @@
-"""6 nimmt! (game id ``six_nimmt``), exactly as RULES.md §1 says.
+"""6 nimmt! (game id ``six_nimmt``), exactly as docs/rules.md §1 says.
 
 Every seat plays a card at once (``PLAY_CARD``); the cards are revealed together and placed
 lowest first. A card lower than every row end makes its seat choose a row to take
@@ -124,7 +124,7 @@ Event = CardsRevealed | TrickResolved | CardDrafted | RoundStarted | RoundEnded 
 
 
 class Observation(NamedTuple):
-    """What one seat may know (RULES.md §4): its hand and every public fact."""
+    """What one seat may know (docs/rules.md §4): its hand and every public fact."""
 
     seat: Seat
     round: int
@@ -264,7 +264,7 @@ class SixNimmtState:
         """The row index of each entry of ``_ends``."""
         self.over = False
         self.rounds_log: list[dict[str, Any]] = []
-        """One record per started round; ``replay_rounds`` turns them into REPLAY.md form."""
+        """One record per started round (``replay_rounds`` writes them as docs/replay-format.md)."""
         self._tricks: list[TrickResolved] = []
         self._draft_order: list[Seat] = []
         self.opening: list[Event] = self._start_round()
@@ -303,7 +303,7 @@ class SixNimmtState:
             raise IllegalActionError(seat, action, _why_illegal(decision, action))
 
     def default_action(self, seat: Seat) -> Action:
-        """Return the action RULES.md §3 gives a seat that did not answer in time."""
+        """Return the action docs/rules.md §3 gives a seat that did not answer in time."""
         decision = self.pending.get(seat)
         if decision is None:
             raise NotPendingError(seat, None, "this seat has no decision pending")
@@ -398,7 +398,7 @@ class SixNimmtState:
         raise IllegalActionError(missing[0], None, "an answer is required")
 
     def replay_rounds(self) -> list[dict[str, Any]]:
-        """Return every round so far as a REPLAY.md ROUND record (plain JSON values)."""
+        """Return every round so far as a docs/replay-format.md ROUND record (plain JSON values)."""
         out = []
         for record in self.rounds_log:
             tricks = [{

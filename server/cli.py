@@ -1,4 +1,4 @@
-"""The ``bullring`` command line: the arena, replays, and (later) the server."""
+"""The ``bullring`` command line: the arena, tournaments, replays, the server and the ladder."""
 
 from __future__ import annotations
 

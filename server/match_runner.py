@@ -1,7 +1,7 @@
 """The match runner: one per live match, the only owner of time.
 
 It sends each pending seat its decision request, waits until every pending seat has answered
-or its deadline has passed (never longer), fills default actions (RULES.md §3), counts
+or its deadline has passed (never longer), fills default actions (docs/rules.md §3), counts
 strikes, marks silent or vanished seats disconnected, and lets them back into their seat.
 
 A seat's deadline runs from when its request is taken out of the seat's outbox to be written

@@ -37,7 +37,7 @@ def _highest_card_until_the_end(seat: SeatClient) -> Any:
 
 def test_a_bot_killed_during_its_row_choice(server: ServerProcess) -> None:
     """A bot process killed while its CHOOSE_ROW is pending is marked disconnected, gets the
-    default row (fewest bullheads, RULES.md §3) at once, and the match completes normally."""
+    default row (fewest bullheads, docs/rules.md §3) at once, and the match completes normally."""
     match = server.create_match("six_nimmt", 2, "--deadline-ms", "60000", "--seed", "3",
                                 "--setting", "rounds=1")
 

@@ -1,6 +1,6 @@
 """Secrets over HTTP: the live feed (Server-Sent Events), every browse API response taken
 while a real match runs, and what HTTP play sends each seat, checked against the stored
-replay for facts the rules hide (RULES.md §4): a hand, a choice before its reveal, a No
+replay for facts the rules hide (docs/rules.md §4): a hand, a choice before its reveal, a No
 Thanks! chip count, a hidden or removed card, the seed."""
 
 from __future__ import annotations

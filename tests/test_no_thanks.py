@@ -1,4 +1,4 @@
-"""No Thanks! as RULES.md §2-4 say: material, turns, scoring, variants, secrets, bad input."""
+"""No Thanks! as docs/rules.md §2-4 say: material, turns, scoring, variants, secrets, bad input."""
 
 from __future__ import annotations
 

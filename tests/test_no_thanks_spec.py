@@ -1,4 +1,4 @@
-"""More specification tests for the No Thanks! engine (RULES.md §2, §3, §4; REPLAY.md).
+"""More specification tests for the No Thanks! engine (docs/rules.md §2-4; docs/replay-format.md).
 
 Companion to ``test_no_thanks.py``: defaults, words vs ``Move`` members, every bad answer
 leaving the state unchanged, chip and card conservation at every step, the hidden card end
@@ -51,7 +51,7 @@ TENS = frozenset({10, 20, 30})
 
 
 def independent_score(cards: list[int], chips: int) -> int:
-    """RULES.md §2.5 written out again, without the engine: runs count their lowest card."""
+    """docs/rules.md §2.5 written out again, without the engine: runs count their lowest card."""
     ordered = sorted(cards)
     total = sum(c for i, c in enumerate(ordered) if i == 0 or ordered[i - 1] != c - 1)
     return total - chips
@@ -100,7 +100,7 @@ def at_take_or_pass(state: NoThanksState, seat: int, chips: int) -> NoThanksStat
 
 
 def test_score_counts_only_the_lowest_card_of_each_run_minus_chips() -> None:
-    """RULES.md §2.5: 27, 28, 29, 30, 33 and 5 chips score 27 + 33 - 5 = 55; order is free."""
+    """docs/rules.md §2.5: 27, 28, 29, 30, 33 and 5 chips score 27 + 33 - 5 = 55; order is free."""
     assert score([27, 28, 29, 30, 33], 5) == 55
     assert score((33, 30, 29, 28, 27), 5) == 55
     assert score([], 11) == -11
@@ -110,7 +110,7 @@ def test_score_counts_only_the_lowest_card_of_each_run_minus_chips() -> None:
 
 @pytest.mark.parametrize(("seats", "chips"), [(3, 11), (4, 11), (5, 11), (6, 9), (7, 7)])
 def test_chips_by_seat_count_and_zero_means_auto(seats: int, chips: int) -> None:
-    """RULES.md §2.2: 11 chips with 3-5 seats, 9 with 6, 7 with 7; ``chips`` = 0 is auto."""
+    """docs/rules.md §2.2: 11 chips with 3-5 seats, 9 with 6, 7 with 7; ``chips`` = 0 is auto."""
     for settings in (None, {"chips": 0}):
         state = NoThanksState(seats, settings)
         assert state.replay_rounds()[0]["chips_start"] == chips
@@ -127,7 +127,7 @@ def test_chips_with_two_seats_tens_out_and_a_fixed_count() -> None:
 
 @pytest.mark.parametrize("seed", range(5))
 def test_deck_of_24_after_9_cards_removed_face_down(seed: int) -> None:
-    """RULES.md §2.1: 33 cards 3..35; 9 removed face down, the other 24 are the deck."""
+    """docs/rules.md §2.1: 33 cards 3..35; 9 removed face down, the other 24 are the deck."""
     state = NoThanksState(4, seed=seed)
     first = state.replay_rounds()[0]
     assert len(first["removed"]) == 9 and len(first["deck"]) == 24
@@ -141,7 +141,7 @@ def test_deck_of_24_after_9_cards_removed_face_down(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(5))
 def test_tens_out_removes_10_20_30_openly_and_6_face_down(seed: int) -> None:
-    """RULES.md §2 tens_out: 10, 20, 30 out (known to all), 6 removed face down, 24 in deck."""
+    """docs/rules.md §2 tens_out: 10, 20, 30 out (known to all), 6 removed face down, 24 in deck."""
     state = NoThanksState(5, {"tens_out": True}, seed=seed)
     first = state.replay_rounds()[0]
     assert len(first["removed"]) == 6 and len(first["deck"]) == 24
@@ -154,7 +154,7 @@ def test_tens_out_removes_10_20_30_openly_and_6_face_down(seed: int) -> None:
 
 
 def test_settings_are_written_out_with_defaults() -> None:
-    """Every declared setting appears in ``settings`` with its default (REPLAY.md)."""
+    """Every declared setting appears in ``settings`` with its default (docs/replay-format.md)."""
     state = new_state(3)
     assert state.game == "no_thanks"
     assert state.settings == {s.name: s.default for s in SETTINGS}
@@ -165,7 +165,7 @@ def test_settings_are_written_out_with_defaults() -> None:
 
 
 def test_two_seats_need_the_two_seats_setting() -> None:
-    """RULES.md §2 decision: 2 seats only with an explicit setting; the error names it."""
+    """docs/rules.md §2 choice: 2 seats only with an explicit setting; the error names it."""
     with pytest.raises(SettingsError, match="two_seats"):
         NoThanksState(2)
     assert NoThanksState(2, {"two_seats": True}).seats == 2
@@ -173,7 +173,7 @@ def test_two_seats_need_the_two_seats_setting() -> None:
 
 @pytest.mark.parametrize("seats", [0, 1, 8, 10])
 def test_seat_counts_outside_3_to_7_are_refused(seats: int) -> None:
-    """RULES.md §2: 3 to 7 seats; the error says what is allowed and what was asked."""
+    """docs/rules.md §2: 3 to 7 seats; the error says what is allowed and what was asked."""
     with pytest.raises(SettingsError, match=rf"seats.*3 to 7.*{seats}"):
         NoThanksState(seats)
     with pytest.raises(SettingsError, match="seats"):
@@ -259,13 +259,13 @@ def test_take_gets_card_and_pot_and_the_same_seat_decides_again() -> None:
 
 
 def test_a_seat_without_chips_must_take() -> None:
-    """RULES.md §2.3: a seat with no chips cannot pass; TAKE_OR_PASS then offers only take."""
+    """docs/rules.md §2.3: a seat with no chips cannot pass; TAKE_OR_PASS then offers only take."""
     state = at_take_or_pass(NoThanksState(4), 1, 0)
     assert state.pending[1].legal == (Move.TAKE,)
 
 
 def test_turns_are_logged_with_the_pot_before_the_action() -> None:
-    """REPLAY.md: each turn is {seat, card, pot before the action, action}; history agrees."""
+    """docs/replay-format.md: a turn is {seat, card, pot before the action, action}, as history."""
     state = NoThanksState(3, seed=5)
     card = state.observation(0).card
     state.apply({0: "pass"})
@@ -290,7 +290,7 @@ def test_moves_and_their_plain_strings_are_the_same_answer() -> None:
 
 
 def test_default_is_pass_with_a_chip_else_take() -> None:
-    """RULES.md §3: a silent seat passes if it has a chip, else takes."""
+    """docs/rules.md §3: a silent seat passes if it has a chip, else takes."""
     state = NoThanksState(4)
     assert state.default_action(0) == Move.PASS
     at_take_or_pass(state, 0, 0)
@@ -300,7 +300,7 @@ def test_default_is_pass_with_a_chip_else_take() -> None:
 
 
 def test_default_for_the_hidden_card_is_keep() -> None:
-    """RULES.md §3 / brief: a silent seat keeps its hidden card."""
+    """docs/rules.md §3: a silent seat keeps its hidden card."""
     state = NoThanksState(4, {"hidden_card": True})
     assert state.pending[0].kind is DecisionKind.REVEAL_HIDDEN_CARD
     assert state.default_action(0) == Move.KEEP
@@ -335,7 +335,7 @@ def test_a_game_of_defaults_ends(settings: dict[str, Any] | None) -> None:
 ])
 def test_illegal_answers_raise_and_change_nothing(answers: dict[int, Any],
                                                    error: type[Exception]) -> None:
-    """RULES.md §3: an illegal answer raises a precise typed error; the state is unchanged."""
+    """docs/rules.md §3: an illegal answer raises a precise typed error; the state is unchanged."""
     state = at_take_or_pass(NoThanksState(3, seed=4), 0, 0)
     before = snapshot(state)
     with pytest.raises(error):
@@ -529,7 +529,7 @@ def test_hidden_card_variant_end_to_end() -> None:
 
 @pytest.mark.parametrize("settings", [None, {"hidden_card": True}])
 def test_observations_never_hold_another_seat_s_secrets(settings: dict[str, Any] | None) -> None:
-    """RULES.md §4: changing others' chips, hidden cards, removed cards or the deck order
+    """docs/rules.md §4: changing others' chips, hidden cards, removed cards or the deck order
     changes nothing a seat observes but its own; the view changes for none of them."""
     state = NoThanksState(4, settings, seed=3)
     rng = random.Random(3)
@@ -576,7 +576,7 @@ def test_same_seed_and_answers_give_the_same_replay(settings: dict[str, Any]) ->
 
 
 def test_deals_depend_on_the_seed_and_round_alone() -> None:
-    """RULES.md §3: removed cards, deck order and hidden cards do not depend on the play."""
+    """docs/rules.md §3: removed cards, deck order and hidden cards do not depend on the play."""
     a = NoThanksState(4, {"rounds": 3, "hidden_card": True}, seed=21)
     b = NoThanksState(4, {"rounds": 3, "hidden_card": True}, seed=21)
     play_out(a, 1)

@@ -1,4 +1,4 @@
-"""Replays: the REPLAY.md shape, and a verifier that names the first mismatch."""
+"""Replays: the docs/replay-format.md shape, and a verifier that names the first mismatch."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def make_replay(game: str = "six_nimmt", seats: int = 4, seed: int = 11,
 
 
 def test_six_nimmt_replay_has_the_required_fields() -> None:
-    """A 6 nimmt! replay carries every REPLAY.md field, JSON-clean."""
+    """A 6 nimmt! replay carries every docs/replay-format.md field, JSON-clean."""
     r = json.loads(json.dumps(make_replay()))
     assert r["format"] == "bullring.replay/1"
     assert set(r) >= {"match_id", "game", "settings", "seed", "seats", "rounds", "totals",

@@ -1,4 +1,4 @@
-"""Seeded randomness of the referee (RULES.md §3): deals come from the match seed and the
+"""Seeded randomness of the referee (docs/rules.md §3): deals come from the match seed and the
 round number alone, the same on every platform, and uniform.
 """
 
@@ -81,7 +81,7 @@ def test_sample_rejects_a_size_outside_the_population() -> None:
 
 
 def test_deal_is_the_seeded_sample_of_seed_and_round() -> None:
-    """RULES.md §3: round r's hands and rows are the sample drawn with the path ("deal", r)."""
+    """docs/rules.md §3: round r's hands and rows are the sample drawn with the path ("deal", r)."""
     state = SixNimmtState(3, seed=99)
     cards = seeded_sample(range(1, 105), 34, 99, "deal", 0)
     assert state.hands == [tuple(sorted(cards[i:i + 10])) for i in (0, 10, 20)]

@@ -1,4 +1,4 @@
-"""Specification tests for the 6 nimmt! engine (RULES.md §1, §3, §4; REPLAY.md).
+"""Specification tests for the 6 nimmt! engine (docs/rules.md §1, §3, §4; docs/replay-format.md).
 
 Crafted positions set ``rows`` and ``hands`` directly and call ``_ask_play`` so the pending
 decisions match the hands; property tests play whole games with random legal answers drawn
@@ -45,7 +45,7 @@ ROWS = (0, 1, 2, 3)
 
 
 def cost(cards: tuple[int, ...] | list[int]) -> int:
-    """Bullheads of some cards, from the RULES.md §1 table (independent of the engine)."""
+    """Bullheads of some cards, from the docs/rules.md §1 table (independent of the engine)."""
     return sum(bullheads(c) for c in cards)
 
 
@@ -204,7 +204,7 @@ def test_worked_example_c() -> None:
 
 
 class GameChecker:
-    """Checks every invariant of RULES.md §1 after each apply of a random game."""
+    """Checks every invariant of docs/rules.md §1 after each apply of a random game."""
 
     def __init__(self, seats: int, game_settings: dict[str, Any]) -> None:
         self.seats = seats
@@ -281,8 +281,9 @@ def test_random_games_keep_every_rule(seats: int, seed: int, answer_seed: int,
     """At every step: each card of the round's deal is in exactly one place (hands, rows,
     piles, or the revealed trick while a row choice is pending); rows are ascending with 1..5
     cards; every trick is placed by rules 1-4; a seat's round penalty is the bullheads of the
-    cards it took; totals add the round penalties; the game ends after exactly the round RULES.md
-    says (at_least: some total >= threshold, more_than: > threshold, rounds=N: N rounds)."""
+    cards it took; totals add the round penalties; the game ends after exactly the round
+    docs/rules.md says (at_least: some total >= threshold, more_than: > threshold, rounds=N:
+    N rounds)."""
     checker = GameChecker(seats, game_settings)
     state, events, _ = play_game(seats, game_settings, seed, answer_seed, checker)
     replay = state.replay_rounds()
@@ -338,7 +339,7 @@ def test_same_seed_and_answers_replay_identically(seats: int, seed: int, answer_
        answer_seeds=st.lists(st.integers(0, 2**32), min_size=2, max_size=2, unique=True))
 def test_deals_depend_only_on_seed_and_round(seats: int, seed: int,
                                              answer_seeds: list[int]) -> None:
-    """RULES.md §3: a round's deal comes from the seed and the round number alone, so two games
+    """docs/rules.md §3: a round's deal comes from the seed and the round number alone, so two games
     with the same seed and different answers get the same hands and rows in every round
     both reach (round 0 always)."""
     game_settings = {"rounds": 2}
@@ -463,7 +464,7 @@ def check_no_leak(state: SixNimmtState, rng: random.Random) -> None:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seats=st.integers(2, 10), seed=st.integers(0, 2**32), answer_seed=st.integers(0, 2**32))
 def test_observation_hides_other_hands(seats: int, seed: int, answer_seed: int) -> None:
-    """RULES.md §4: a seat's observation is the same whatever the other seats hold (their
+    """docs/rules.md §4: a seat's observation is the same whatever the other seats hold (their
     hands redealt from their cards and the undealt ones, sizes kept), both while cards are
     being chosen and while a row choice is pending; the spectator view does not change when
     any hands are redealt; no observation shows a card of another seat's hand."""
@@ -521,7 +522,7 @@ def test_no_field_carries_unrevealed_answers() -> None:
 ])
 def test_bad_settings_are_rejected(seats: int, raw: dict[str, Any] | None,
                                    names: list[str]) -> None:
-    """Seat counts outside 2..10 and settings outside what RULES.md allows raise SettingsError
+    """Seat counts outside 2..10 and settings outside what docs/rules.md allows raise SettingsError
     whose message names the setting (or "seats") and what is allowed."""
     with pytest.raises(SettingsError) as info:
         SixNimmtState(seats, raw, seed=1)

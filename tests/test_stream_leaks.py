@@ -1,5 +1,5 @@
 """Secrets on the wire: every message a seat or a spectator got in real matches is checked
-against the stored replay for facts the rules hide (RULES.md §4)."""
+against the stored replay for facts the rules hide (docs/rules.md §4)."""
 
 from __future__ import annotations
 

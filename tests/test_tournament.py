@@ -54,7 +54,7 @@ def test_all_entrants_sit_at_one_table_when_they_fit() -> None:
 
 def test_duplicate_replays_each_deal_in_every_rotation(tmp_path: Path) -> None:
     """Duplicate plays each deal once per rotation: the same hands by seat in every rotation
-    (RULES.md §3), each bot holding each seat's hand once; the replays verify."""
+    (docs/rules.md §3), each bot holding each seat's hand once; the replays verify."""
     config = TournamentConfig("six_nimmt", "duplicate", ("greedy", "random", "random"), 5,
                               seed=4, replays=tmp_path)
     played = tournament.run(config)

@@ -8,7 +8,7 @@
  * answer is always well formed and legal.
  */
 
-const ROW_LIMIT = 5; // a sixth card takes the row (RULES.md, 6 nimmt! rule 3)
+const ROW_LIMIT = 5; // a sixth card takes the row (docs/rules.md, 6 nimmt! rule 3)
 
 /** Bullheads on a 6 nimmt! card: 55 → 7, multiples of 11 → 5, of 10 → 3, of 5 → 2, else 1. */
 function bullheads(card) {

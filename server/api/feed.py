@@ -1,6 +1,6 @@
 """The live public feed of a match as Server-Sent Events: the very public events the gRPC
 SpectatorService sends, and the match end. Never a hand, a choice before its reveal or a
-chip count: those are not in public events (RULES.md §4)."""
+chip count: those are not in public events (docs/rules.md §4)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ function every(ms, fn) {
 
 function clock() { return new Date().toLocaleTimeString(); }
 
-/** 6 nimmt! bullheads of a card (RULES.md §1). */
+/** 6 nimmt! bullheads of a card (docs/rules.md §1). */
 function bullheads(card) {
   if (card === 55) return 7;
   if (card % 11 === 0) return 5;

@@ -1,0 +1,53 @@
+package bullring.kit;
+
+import bullring.v1.Referee.DecisionRequest;
+import bullring.v1.Referee.MatchEnded;
+import bullring.v1.Referee.MatchStarted;
+import bullring.v1.Referee.PublicEvent;
+
+/**
+ * A Bullring bot: one method per kind of decision. Each gets the seat's decision request
+ * (generated from the contract): {@code d.getSixNimmt()} or {@code d.getNoThanks()} is what the
+ * seat may know, {@code d.getLegalList()} every action it may answer with.
+ *
+ * <p>A method that is not overridden answers the first legal action. A method that throws is
+ * logged with its stack trace and not answered: the server plays the default action.
+ */
+public interface Bot {
+    /** 6 nimmt!: a card of {@code d.getSixNimmt().getHandList()}. */
+    default int playCard(DecisionRequest d) {
+        return d.getLegal(0).getCard();
+    }
+
+    /** 6 nimmt!: the row (0..3) to take when the card is lower than every row's end. */
+    default int chooseRow(DecisionRequest d) {
+        return d.getLegal(0).getRow();
+    }
+
+    /** 6 nimmt! professional variant: a card of the draft pool. */
+    default int draftCard(DecisionRequest d) {
+        return d.getLegal(0).getCard();
+    }
+
+    /** No Thanks!: "take" the face-up card (and its chips) or "pass" (pay a chip). */
+    default String takeOrPass(DecisionRequest d) {
+        return d.getLegal(0).getWord();
+    }
+
+    /** No Thanks! hidden_card variant: "reveal" or "keep" the hidden card. */
+    default String revealHiddenCard(DecisionRequest d) {
+        return "keep";
+    }
+
+    /** A match starts: the game, the settings, this seat and every seat's name. */
+    default void onMatchStarted(MatchStarted started) {
+    }
+
+    /** Something public happened in the match. */
+    default void onEvent(PublicEvent event) {
+    }
+
+    /** The match is over: totals and ranks by seat. */
+    default void onMatchEnded(MatchEnded ended) {
+    }
+}
