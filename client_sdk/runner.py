@@ -419,17 +419,26 @@ class _Connection:
 
 async def _play_stream(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tuple[str, str]],
                        client: str, conn: _Connection) -> pb.MatchEnded | None:
-    """Play over the bidirectional stream; MatchEnded, or None if the stream just ended."""
+    """Play over the bidirectional stream; MatchEnded, or None if the stream just ended.
+
+    The stream is read ahead by a task of its own while the bot decides: when the server
+    ends the stream with a Closed message as the bot's answer is being written, the write
+    fails (its status may even read INTERNAL), but the message has been read and is acted
+    on."""
     call = stubs["Play"](metadata=metadata)
+    incoming: asyncio.Queue[Any] = asyncio.Queue()
+    reader = asyncio.create_task(_read_ahead(call, incoming))
     try:
         await call.write(pb.PlayRequest(join=pb.Join(client=client, ladder=seat.ladder or "",
                                                      accept_batches=True,
                                                      matches=seat.matches_left(),
                                                      games=seat.games)))
         while True:
-            received = await call.read()
+            received = await incoming.get()
             if received is grpc.aio.EOF:
                 return None
+            if isinstance(received, grpc.aio.AioRpcError):
+                raise received
             conn.heard = True
             for response in wire.unbatch(received):
                 which = response.WhichOneof("body")
@@ -438,15 +447,28 @@ async def _play_stream(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tu
                         continue
                     await _close_writing(call)
                     return response.match_ended
-                if which == "closed":  # before the status: a client may see INTERNAL instead
+                if which == "closed":
                     return seat.closed(response)
                 answer = await seat.handle(response, time.monotonic())
                 if answer is not None:
-                    # If the call has finished, the next read says how.
-                    with contextlib.suppress(asyncio.InvalidStateError):
+                    # If the call has ended, what was read ahead says how.
+                    with contextlib.suppress(asyncio.InvalidStateError, grpc.aio.AioRpcError):
                         await call.write(pb.PlayRequest(answer=answer))
     finally:
         call.cancel()
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+
+
+async def _read_ahead(call: Any, incoming: asyncio.Queue[Any]) -> None:
+    """Queue every message of ``call`` as it comes, then EOF or the call's error."""
+    try:
+        while (received := await call.read()) is not grpc.aio.EOF:
+            incoming.put_nowait(received)
+        incoming.put_nowait(grpc.aio.EOF)
+    except grpc.aio.AioRpcError as e:
+        incoming.put_nowait(e)
 
 
 async def _close_writing(call: Any) -> None:

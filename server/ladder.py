@@ -448,6 +448,9 @@ class Ladder:
                             reason=pb.CLOSE_REASON_MATCHES_PLAYED,
                             message=f"the {session.game} matches this connection asked for "
                                     f"have been played"))
+                if session.open:  # it waits for its next match on the same connection
+                    session.outbox.put_message(pb.PlayResponse(
+                        ladder_queued=pb.LadderQueued(game=session.game, bot=name)))
             if name in self.house and self.options.house_rest_s > 0:
                 self._resting.add(name)
                 asyncio.get_running_loop().call_later(self.options.house_rest_s,
