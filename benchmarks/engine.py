@@ -2,8 +2,8 @@
 
 Run: python benchmarks/engine.py [--games N] [--repeats R]
 Both are measured in the same run, alternating, on one core; the ratio is the figure.
-The referee's hot modules are the mypyc-compiled ones when the install built them
-(``BULLRING_PURE_PYTHON=1`` measures the pure-Python modules instead; see referee/_accel.py).
+The referee's hot modules are the mypyc-compiled ones in an installed wheel or after
+``scripts/accelerate``, the sources in an editable install (the first line says which).
 Times are this thread's CPU time (``time.thread_time``), so games/s is the rate of one core
 that is ours; wall-clock time on a machine shared with other work would count their turns.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import referee
+import referee.six_nimmt
 from benchmarks.bare_loop import bare_game
 from client_sdk.arena import ArenaConfig, play_one
 
@@ -39,7 +39,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"$ python benchmarks/engine.py --games {args.games} --repeats {args.repeats}")
     print("games per CPU-second of one thread, best of the repeats; referee modules: "
-          + ("mypyc-compiled" if referee.ACCELERATED else "pure Python"))
+          + ("pure Python" if str(referee.six_nimmt.__file__).endswith(".py")
+             else "mypyc-compiled"))
     print(f"{'seats':>5} {'engine games/s':>15} {'bare loop games/s':>18} {'ratio':>6}")
     for seats in (4, 5):
         config = ArenaConfig("six_nimmt", ("random",) * seats, args.games, seed=seats)

@@ -18,14 +18,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from client_sdk import cli
 from client_sdk.bot import Bot
+from client_sdk.cli import BotFailedError, UsageError
 from client_sdk.house import UnknownBotError
-from referee.core import derive_seed
+from referee.core import IllegalActionError, derive_seed
 from referee.registry import GameState, get_game
 from referee.replay import answer_event, build_replay, dumps
 
 T = TypeVar("T")
 """What one game of a run gives back."""
+
+
+class BotRaisedError(BotFailedError):
+    """An author's bot raised: ``spec`` names it, ``bot`` is the instance that raised and
+    ``detail`` its traceback, trimmed to the author's code."""
+
+    def __init__(self, message: str, spec: str, bot: Bot | None = None,
+                 detail: str = "") -> None:
+        super().__init__(message, detail=detail)
+        self.spec = spec
+        self.bot = bot
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled across worker processes without the bot instance."""
+        return (BotRaisedError, (str(self), self.spec, None, self.detail))
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,11 +133,22 @@ def play_seated(game: str, names: tuple[str, ...], players: Sequence[Bot],
     """Play one game of ``game`` seeded ``game_seed``, ``players[seat]`` named ``names[seat]``.
 
     The arena and the tournament both play through here; ``replays`` (a folder) gets
-    ``MATCH_ID.json`` when given.
+    ``MATCH_ID.json`` when given. A bot that raises or answers illegally ends it with a
+    ``BotFailedError`` naming the bot, its seat, the game and (when it raised) its traceback.
     """
-    state = get_game(game).new_state(len(names), settings, game_seed)
+    spec = get_game(game)
+    state = spec.new_state(len(names), settings, game_seed)
     log: list[dict[str, Any]] | None = [] if replays is not None else None
-    play_game(state, players, log)
+    try:
+        play_game(state, players, log)
+    except IllegalActionError as exc:
+        raise BotFailedError(f"bot {names[exc.seat]!r} (seat {exc.seat}) answered illegally "
+                             f"in {spec.title} game {index}: {exc}") from None
+    except BotRaisedError as exc:
+        seat = next((s for s, p in enumerate(players) if p is exc.bot), None)
+        where = "" if seat is None else f" (seat {seat})"
+        raise BotFailedError(f"bot {exc.spec!r}{where} raised in {spec.title} game {index}: "
+                             f"{exc}", detail=exc.detail) from None
     totals, ranks = state.result()
     if replays is not None and log is not None:
         replay = build_replay(state, match_id=match_id, seat_names=names, events=log)
@@ -230,61 +258,93 @@ def progress_bar(stream: TextIO = sys.stderr) -> Callable[[int, int], None]:
 # --------------------------------------------------------------------------- command line
 
 
-def settings_from_pairs(pairs: Sequence[str]) -> dict[str, str]:
-    """``KEY=VALUE`` strings as a settings mapping; a malformed pair exits with a message."""
-    settings: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"bullring: --setting wants KEY=VALUE, not {pair!r}")
-        settings[key] = value
-    return settings
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``bullring arena`` options to ``parser``."""
-    parser.add_argument("--game", required=True, help="six_nimmt or no_thanks (or id/version)")
-    parser.add_argument("--bots", required=True,
+    parser.add_argument("--game", required=True, type=cli.GameName(),
+                        help="six_nimmt or no_thanks (or id/version)")
+    parser.add_argument("--bots", required=True, type=cli.BotSpecList(),
                         help="bots in seat order, comma separated: house bot names or specs "
                              "(house:NAME, module:Class, path/to/file.py:Class)")
-    parser.add_argument("--games", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--replays", type=Path, metavar="DIR", help="write one replay per game")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    parser.add_argument("--games", type=cli.positive(), default=100,
+                        help="games to play (default: 100)")
+    parser.add_argument("--seed", type=cli.Integer(), default=0, help="the root seed")
+    parser.add_argument("--setting", action="append", default=[], type=cli.SettingPair(),
+                        metavar="KEY=VALUE", help="a setting of every game")
+    parser.add_argument("--replays", type=cli.WritableDir(), metavar="DIR",
+                        help="write one replay per game")
+    parser.add_argument("--workers", type=cli.Integer(1, 256), default=1,
+                        help="worker processes (default: 1)")
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
+    cli.command(parser, run_from_args)
+
+
+def check_bots(game: str, bots: Sequence[str], settings: Mapping[str, Any],
+               option: str = "--bots") -> None:
+    """Raise ``UsageError`` naming ``option`` unless every bot loads and plays ``game`` and
+    the table has a seat count the game allows."""
+    spec = get_game(game)
+    if not spec.min_seats <= len(bots) <= spec.max_seats:
+        raise UsageError(f"{option}: {spec.title} is played by {spec.min_seats} to "
+                         f"{spec.max_seats} seats, not {len(bots)}")
+    spec.new_state(len(bots), settings, 0)
+    for name in dict.fromkeys(bots):
+        try:
+            make_bot(name, spec.id)
+        except UnknownBotError as exc:
+            raise UsageError(f"{option}: {exc}") from None
+
+
+def overlap_note(a: str, a_mean: float, a_ci: float, b: str, b_mean: float, b_ci: float,
+                 suggestion: str) -> str | None:
+    """A note when the 95% intervals of ``a`` and ``b`` overlap (the games cannot tell
+    them apart), with ``suggestion``; None when they do not."""
+    if not (math.isfinite(a_ci) and math.isfinite(b_ci)):
+        return None
+    if abs(a_mean - b_mean) > a_ci + b_ci:
+        return None
+    return (f"note: the 95% intervals of {a} and {b} overlap ({a_mean:.2f} ± {a_ci:.2f} vs "
+            f"{b_mean:.2f} ± {b_ci:.2f}): these games do not tell them apart. {suggestion}")
 
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run ``bullring arena``: play the games, print the standings; return the exit status."""
-    from client_sdk.tournament import TournamentError
-    from referee.core import RefereeError
-
-    bots = tuple(b.strip() for b in args.bots.split(",") if b.strip())
-    config = ArenaConfig(args.game, bots, args.games, args.seed,
-                         settings_from_pairs(args.setting), args.replays)
+    settings = cli.game_settings(args.game, args.setting)
+    bots = tuple(args.bots)
+    config = ArenaConfig(args.game, bots, args.games, args.seed, settings, args.replays)
     if os.getcwd() not in sys.path:  # `module:Class` finds modules in the current folder
         sys.path.insert(0, os.getcwd())
-    try:
-        spec = get_game(args.game)
-        spec.new_state(len(bots), config.settings, 0)
-        show = sys.stderr.isatty() and args.games >= 100
-        outcomes = run(config, args.workers, progress_bar() if show else None)
-    except (RefereeError, UnknownBotError, TournamentError) as exc:  # a bot that raised, too
-        print(f"bullring arena: {exc}", file=sys.stderr)
-        return 2
+    check_bots(args.game, bots, settings)
+    spec = get_game(args.game)
+    show = sys.stderr.isatty() and args.games >= 100
+    outcomes = run(config, args.workers, progress_bar() if show else None)
     table = standings(outcomes)
     score_name = "penalty/round ± 95%" if spec.id == "six_nimmt" else "score/round ± 95%"
     if args.json:
         print(json.dumps([{k: getattr(s, k) for k in s.__slots__} for s in table], indent=2))
-    else:
-        print(f"{spec.title} — {args.games} games, seed {args.seed}, seats: {', '.join(bots)}")
-        print(format_table(table, score_name))
+        return 0
+    print(f"{spec.title} — {args.games} games, seed {args.seed}, seats: {', '.join(bots)}")
+    print(format_table(table, score_name))
+    ranked = sorted(table, key=lambda s: s.mean_round_score)
+    if len(ranked) >= 2:
+        best, second = ranked[0], ranked[1]
+        note = overlap_note(best.bot, best.mean_round_score, best.ci95, second.bot,
+                            second.mean_round_score, second.ci95,
+                            f"A duplicate tournament deals the same hands to both and needs "
+                            f"far fewer games: bullring tournament --game {spec.id} --format "
+                            f"duplicate --seats 2 --games {max(200, args.games)} {best.bot} "
+                            f"{second.bot}")
+        if note:
+            print(note)
     return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``bullring-arena``."""
+    parser = cli.new_parser("bullring-arena", __doc__)
+    add_arguments(parser)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``bullring-arena``: the arena alone, as the bot SDK installs it."""
-    parser = argparse.ArgumentParser(prog="bullring-arena", description=__doc__)
-    add_arguments(parser)
-    return run_from_args(parser.parse_args(argv))
+    return cli.run("bullring-arena", build_parser(), argv)

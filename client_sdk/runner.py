@@ -16,7 +16,6 @@ A bot is named by a spec: ``house:NAME`` (a house bot), ``package.module:ClassNa
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import hashlib
@@ -25,7 +24,6 @@ import importlib.util
 import json
 import logging
 import operator
-import os
 import queue
 import random
 import re
@@ -42,13 +40,11 @@ from client_sdk import wire
 from client_sdk.bot import Bot
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from client_sdk.house import HOUSE_BOTS, house_bot
+from client_sdk.runner_cli import TRANSPORTS
 from referee.core import Action, DecisionKind
 
 log = logging.getLogger("bullring.bot")
 """The runner's logger: connections, decisions answered and missed, rejections."""
-
-TRANSPORTS = ("stream", "unary")
-"""``stream``: the bidirectional Play stream; ``unary``: Subscribe plus SubmitAnswer calls."""
 
 RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED,
                        grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.INTERNAL,
@@ -273,6 +269,8 @@ class _Seat:
         elif which == "ladder_queued":
             log.info("waiting on the %s ladder as %s", response.ladder_queued.game,
                      response.ladder_queued.bot)
+            if response.ladder_queued.notice:
+                log.warning("%s", response.ladder_queued.notice)
         return None
 
     def ended(self, response: pb.PlayResponse) -> bool:
@@ -642,104 +640,3 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
             await asyncio.sleep(max(0.0, min(delay, remaining)))
     finally:
         seat.thread.close()
-
-
-# --------------------------------------------------------------------------- command line
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``bullring bot`` options and the positional bot spec to ``parser``."""
-    parser.add_argument("--server", required=True, metavar="HOST:PORT",
-                        help="the referee server's gRPC address")
-    parser.add_argument("--token", default=None, metavar="TOKEN",
-                        help="the seat's token (default: $BULLRING_TOKEN)")
-    parser.add_argument("--seed", type=int, default=0, help="the bot's random seed")
-    parser.add_argument("--transport", choices=TRANSPORTS, default="stream",
-                        help="stream: one bidirectional stream; unary: a server stream and "
-                             "one call per answer")
-    parser.add_argument("--margin-ms", type=int, default=50,
-                        help="answer this many ms before the deadline (default: 50)")
-    parser.add_argument("--give-up-after", type=float, default=60.0, metavar="SECONDS",
-                        help="stop reconnecting after this long without a connection")
-    parser.add_argument("--ladder", default=None, metavar="GAME",
-                        help="with a registered bot's token: play GAME's ladder, one match "
-                             "after another")
-    parser.add_argument("--matches", type=int, default=0, metavar="N",
-                        help="with --ladder: leave after N matches (default: never)")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="also log events and verdicts")
-    parser.add_argument("bot", metavar="BOT",
-                        help="module:Class, path/to/file.py:Class or house:NAME")
-
-
-def _configure_logging(verbose: bool) -> None:
-    for handler in [h for h in log.handlers if getattr(h, "_bullring_cli", False)]:
-        log.removeHandler(handler)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler._bullring_cli = True  # type: ignore[attr-defined]
-    log.addHandler(handler)
-    log.setLevel(logging.DEBUG if verbose else logging.INFO)
-
-
-def run_from_args(args: argparse.Namespace) -> int:
-    """Run ``bullring bot``: play the seat, print the result line; return the exit status.
-
-    0: the match ended; 2: a bad bot spec or request; 3: the token was refused;
-    4: gave up reconnecting; 1: any other refusal by the server.
-    """
-    _configure_logging(args.verbose)
-    token = args.token or os.environ.get("BULLRING_TOKEN")
-    if not token:
-        print("bullring bot: a token is required (--token or $BULLRING_TOKEN)", file=sys.stderr)
-        return 2
-    if os.getcwd() not in sys.path:  # `module:Class` finds modules in the current folder
-        sys.path.insert(0, os.getcwd())
-    match_id = ["?"]
-
-    def remember(response: pb.PlayResponse) -> None:
-        which = response.WhichOneof("body")
-        if which == "match_started":
-            match_id[0] = response.match_started.match_id
-        elif which == "match_ended" and args.ladder:
-            ended = response.match_ended
-            print(f"match {match_id[0]} ended: totals {list(ended.totals)} ranks "
-                  f"{list(ended.ranks)} ({ended.termination})", flush=True)
-
-    try:
-        ended = asyncio.run(play(args.server, token, args.bot, seed=args.seed,
-                                 transport=args.transport, margin_ms=args.margin_ms,
-                                 give_up_after_s=args.give_up_after, on_message=remember,
-                                 ladder=args.ladder, matches=args.matches))
-    except PermissionError as e:
-        print(f"bullring bot: {e}", file=sys.stderr)
-        return 3
-    except ConnectionError as e:
-        print(f"bullring bot: {e}", file=sys.stderr)
-        return 4
-    except ValueError as e:
-        print(f"bullring bot: {e}", file=sys.stderr)
-        return 2
-    except RuntimeError as e:
-        print(f"bullring bot: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("bullring bot: interrupted", file=sys.stderr)
-        return 130
-    if args.ladder:
-        return 0
-    print(f"match {match_id[0]} ended: totals {list(ended.totals)} ranks {list(ended.ranks)} "
-          f"({ended.termination})")
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``bullring-bot``: play one seat, as the bot SDK installs it (``bullring bot`` too)."""
-    parser = argparse.ArgumentParser(prog="bullring-bot", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    return run_from_args(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

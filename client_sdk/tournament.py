@@ -37,10 +37,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from client_sdk.arena import GameOutcome, play_seated, progress_bar, run_ranges, seating
+from client_sdk import cli
+from client_sdk.arena import (
+    BotRaisedError,
+    GameOutcome,
+    overlap_note,
+    play_seated,
+    progress_bar,
+    run_ranges,
+    seating,
+)
 from client_sdk.bot import Bot
+from client_sdk.cli import BotFailedError, UsageError, bot_traceback
 from client_sdk.house import HOUSE_BOTS, UnknownBotError, house_bot
-from referee.core import Action, IllegalActionError, RefereeError, derive_seed
+from referee.core import Action, derive_seed
 from referee.registry import get_game
 
 FORMATS = ("round-robin", "duplicate")
@@ -51,8 +61,7 @@ Z95 = 1.96
 
 
 class TournamentError(ValueError):
-    """A tournament cannot be played as asked: a bad entrant, format or table size,
-    or an entrant bot that failed during a game (named, with where it failed)."""
+    """A tournament cannot be played as asked: a bad entrant, format or table size."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +188,8 @@ def bot_maker(spec: str, game: str) -> Callable[[int], Bot]:
 
 
 class _Guarded(Bot):
-    """An entrant's bot whose exceptions come out as a ``TournamentError`` naming it."""
+    """An entrant's bot whose exceptions come out as a ``BotRaisedError`` naming it, with the
+    traceback of its own code."""
 
     def __init__(self, spec: str, inner: Bot) -> None:
         self.spec = spec
@@ -191,8 +201,14 @@ class _Guarded(Bot):
         try:
             return self.inner.decide(observation)
         except Exception as exc:
-            raise TournamentError(f"bot {self.spec!r} raised {type(exc).__name__}: {exc}"
-                                  f" on a {observation.decision.kind} decision") from exc
+            trace = bot_traceback(exc, lambda file: file in _FRAMEWORK)
+            raise BotRaisedError(f"{type(exc).__name__}: {exc} (on a "
+                                 f"{observation.decision.kind} decision)", self.spec, self,
+                                 trace) from exc
+
+
+_FRAMEWORK = frozenset({__file__, sys.modules[Bot.__module__].__file__})
+"""Files whose frames a bot's traceback leaves out: this wrapper and the Bot base class."""
 
 
 # --------------------------------------------------------------------------- the schedule
@@ -269,11 +285,8 @@ def _play(config: TournamentConfig, lineups: Sequence[tuple[str, ...]], specs: M
     try:
         outcome = play_seated(spec.id, names, players, config.settings, game_seed, game,
                               config.replays, match_id)
-    except IllegalActionError as exc:
-        raise TournamentError(f"table {table} game {game}: bot {names[exc.seat]!r} answered "
-                              f"illegally: {exc}") from None
-    except TournamentError as exc:
-        raise TournamentError(f"table {table} game {game}: {exc}") from None
+    except BotFailedError as exc:
+        raise BotFailedError(f"table {table}: {exc}", detail=exc.detail) from None
     return TableGame(table, deal, rotation, outcome)
 
 
@@ -394,39 +407,74 @@ def format_report(rep: Report) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``bullring tournament`` options and the positional entrants to ``parser``."""
-    parser.add_argument("--game", required=True, help="six_nimmt or no_thanks (or id/version)")
+    parser.add_argument("--game", required=True, type=cli.GameName(),
+                        help="six_nimmt or no_thanks (or id/version)")
     parser.add_argument("--format", required=True, choices=FORMATS)
-    parser.add_argument("--games", type=int, required=True,
+    parser.add_argument("--games", type=cli.positive(), required=True,
                         help="games at every table (duplicate: rounded up to whole deals)")
-    parser.add_argument("--seats", type=int, default=None,
+    parser.add_argument("--seats", type=cli.Integer(2), default=None,
                         help="table size (default: every entrant at one table)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    parser.add_argument("--seed", type=cli.Integer(), default=0, help="the root seed")
+    parser.add_argument("--setting", action="append", default=[], type=cli.SettingPair(),
+                        metavar="KEY=VALUE", help="a setting of every game")
+    parser.add_argument("--workers", type=cli.Integer(1, 256), default=1,
+                        help="worker processes (default: 1)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--replays", type=Path, metavar="DIR", help="write one replay per game")
-    parser.add_argument("bots", nargs="+", metavar="BOT",
+    parser.add_argument("--replays", type=cli.WritableDir(), metavar="DIR",
+                        help="write one replay per game")
+    parser.add_argument("bots", nargs="+", metavar="BOT", type=cli.BotSpec(bare_house=True),
                         help="a house bot (random, greedy, never_take, threshold) or "
                              "module:Class; name one twice to seat it twice")
+    cli.command(parser, run_from_args)
 
 
-def run_from_args(args: argparse.Namespace, settings: Mapping[str, Any]) -> int:
-    """Run ``bullring tournament``: print the report; 0 when played, 2 on bad input."""
+def run_from_args(args: argparse.Namespace) -> int:
+    """Run ``bullring tournament``: print the report; 0 when played."""
     if os.getcwd() not in sys.path:  # `module:Class` finds modules in the current folder
         sys.path.insert(0, os.getcwd())
+    settings = cli.game_settings(args.game, args.setting)
     config = TournamentConfig(args.game, args.format, tuple(args.bots), args.games, args.seats,
                               args.seed, settings, args.replays)
-    if args.workers < 1:
-        print(f"bullring tournament: --workers must be at least 1, not {args.workers}",
-              file=sys.stderr)
-        return 2
     try:
         validate(config)
-        show = sys.stderr.isatty()
-        played = run(config, args.workers, progress_bar() if show else None)
-    except (RefereeError, TournamentError) as exc:
-        print(f"bullring tournament: {exc}", file=sys.stderr)
-        return 2
+    except TournamentError as exc:
+        raise UsageError(str(exc)) from None
+    show = sys.stderr.isatty()
+    played = run(config, args.workers, progress_bar() if show else None)
     rep = report(config, played)
-    print(json.dumps(rep.to_json(), indent=2) if args.json else format_report(rep))
+    if args.json:
+        print(json.dumps(rep.to_json(), indent=2))
+        return 0
+    print(format_report(rep))
+    note = report_note(rep)
+    if note:
+        print(note)
     return 0
+
+
+def report_note(rep: Report) -> str | None:
+    """A note when the two best entrants' "vs field" intervals overlap: for round-robin it
+    points at the duplicate format, for duplicate at more games."""
+    if len(rep.standings) < 2:
+        return None
+    best, second = rep.standings[0], rep.standings[1]
+    if rep.format == "duplicate":
+        suggestion = (f"More deals narrow the intervals: --games "
+                      f"{4 * rep.games_per_table}.")
+    else:
+        suggestion = (f"The duplicate format deals the same hands to every seat and needs far "
+                      f"fewer games: --format duplicate --seats 2 {best.bot} {second.bot}.")
+    return overlap_note(best.bot, best.vs_field, best.vs_field_ci95, second.bot,
+                        second.vs_field, second.vs_field_ci95, suggestion)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``bullring-tournament``."""
+    parser = cli.new_parser("bullring-tournament", __doc__)
+    add_arguments(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``bullring-tournament``: tournaments, as the bot SDK installs them."""
+    return cli.run("bullring-tournament", build_parser(), argv)

@@ -23,6 +23,8 @@ SPECTATOR_SERVICE = "bullring.v1.SpectatorService"
 """The full name of the spectators' service."""
 ADMIN_SERVICE = "bullring.v1.AdminService"
 """The full name of the bot registry's admin service."""
+LADDER_SERVICE = "bullring.v1.LadderService"
+"""The full name of the ladder's public read service."""
 PLAY = f"/{BOT_SERVICE}/Play"
 SUBSCRIBE = f"/{BOT_SERVICE}/Subscribe"
 SUBMIT_ANSWER = f"/{BOT_SERVICE}/SubmitAnswer"
@@ -192,8 +194,18 @@ ADMIN_METHODS: dict[str, tuple[Any, Any]] = {
     "NewBotVersion": (pb.NewBotVersionRequest, pb.NewBotVersionResponse),
     "SetBotEnabled": (pb.SetBotEnabledRequest, pb.SetBotEnabledResponse),
     "RotateBotToken": (pb.RotateBotTokenRequest, pb.RotateBotTokenResponse),
+    "CreateMatch": (pb.CreateMatchRequest, pb.CreateMatchResponse),
+    "RotateAdminToken": (pb.RotateAdminTokenRequest, pb.RotateAdminTokenResponse),
 }
 """AdminService's methods: (request type, response type) by name."""
+
+LADDER_METHODS: dict[str, tuple[Any, Any]] = {
+    "GetLeaderboard": (pb.GetLeaderboardRequest, pb.GetLeaderboardResponse),
+    "ListBots": (pb.ListBotsRequest, pb.ListBotsResponse),
+    "ListMatches": (pb.ListMatchesRequest, pb.ListMatchesResponse),
+    "GetReplay": (pb.GetReplayRequest, pb.GetReplayResponse),
+}
+"""LadderService's methods: (request type, response type) by name."""
 
 
 def admin_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
@@ -202,6 +214,14 @@ def admin_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
                                       request_serializer=request.SerializeToString,
                                       response_deserializer=response.FromString)
             for name, (request, response) in ADMIN_METHODS.items()}
+
+
+def ladder_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
+    """The LadderService methods on ``channel``, by name."""
+    return {name: channel.unary_unary(f"/{LADDER_SERVICE}/{name}",
+                                      request_serializer=request.SerializeToString,
+                                      response_deserializer=response.FromString)
+            for name, (request, response) in LADDER_METHODS.items()}
 
 
 def watch_stub(channel: grpc.aio.Channel) -> Any:

@@ -1,35 +1,76 @@
-"""Play one seat with bare gRPC calls and print every message, in and out, as JSON lines.
+"""Transcripts of the protocol: play a seat with bare gRPC calls or plain HTTP and record
+every message, in and out.
 
     python scripts/protocol_transcript.py --server HOST:PORT --token TOKEN > transcript.jsonl
+    python scripts/protocol_transcript.py --write docs/protocol.md docs/http.md
+    python scripts/protocol_transcript.py --check docs/protocol.md docs/http.md
 
-The seat always plays its lowest card (so it soon has to choose a row) and takes the row
-with the fewest bullheads. Each line is ``{"dir": "send"|"recv", "message": {...}}`` with
-the protobuf JSON mapping (field names as in the .proto, defaults printed), which is where
-the examples in docs/bot-authors.md come from. It doubles as the smallest bot there is:
-no SDK, only the generated messages and a grpc channel.
+With ``--server`` and ``--token`` it plays that seat over gRPC and prints one JSON line per
+message, ``{"dir": "send"|"recv", "message": {...}}``. It doubles as the smallest bot there
+is: no SDK, only the generated messages and a grpc channel. The seat always plays its lowest
+card (so it soon has to choose a row) and takes the row with the fewest bullheads.
+
+With ``--write`` it starts a real server on a fresh database in a temporary folder, plays
+one seat of a 2-seat 6 nimmt! match against the house bot ``greedy`` over gRPC, once one
+message at a time and once with batches, and another such match over HTTP by long-poll,
+and makes the HTTP API's example requests with urllib (written down as curl commands); it
+writes each into the pages between their ``<!-- transcript:NAME -->`` and
+``<!-- /transcript:NAME -->`` markers. ``--check`` plays them again and exits 1, printing
+the difference, unless the pages hold the same transcripts (match ids, tokens, the time left
+and how messages fall into polls differ from run to run and are not compared).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import queue
+import re
+import subprocess
 import sys
-from collections.abc import Iterator
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
-from google.protobuf.json_format import MessageToDict
+from google.protobuf.json_format import MessageToDict, ParseDict
 
 from client_sdk import wire
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from referee.six_nimmt import BULLHEADS
 
+ROOT = Path(__file__).resolve().parent.parent
+SEED = 3
+"""The seed of the transcribed matches: seat 0's lowest card is below every row end in the
+first trick, so the transcript shows a row choice at once."""
+MATCH = {"game": "six_nimmt", "seats": 2, "house": {"1": "greedy"}, "seed": SEED,
+         "settings": {"deadline_ms": "60000", "rounds": "1"}}
+"""The transcribed match, as the admin API creates it: one round, and a deadline no slow
+machine can miss, so every run plays the same match."""
 
-def _dump(direction: str, message: Any) -> None:
-    body = MessageToDict(message, preserving_proto_field_name=True,
-                         always_print_fields_with_no_presence=True)
-    print(json.dumps({"dir": direction, "message": body}), flush=True)
+Line = tuple[str, str]
+"""One line of a transcript: its direction ("→" sent by the bot, "←" received) and text."""
+
+
+def _proto_json(message: Any) -> dict[str, Any]:
+    body: dict[str, Any] = MessageToDict(message, preserving_proto_field_name=True,
+                                         always_print_fields_with_no_presence=True)
+    tidy: dict[str, Any] = _tidy(body)
+    return tidy
+
+
+def _tidy(value: Any) -> Any:
+    """``value`` with every ``settings`` map in name order (a map's order is arbitrary)."""
+    if isinstance(value, list):
+        return [_tidy(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    return {k: dict(sorted(v.items())) if k == "settings" and isinstance(v, dict) else _tidy(v)
+            for k, v in value.items()}
 
 
 def _choose(request: pb.DecisionRequest) -> pb.Action:
@@ -39,37 +80,359 @@ def _choose(request: pb.DecisionRequest) -> pb.Action:
         return pb.Action(row=best)
     if request.kind == pb.DECISION_KIND_PLAY_CARD:
         return pb.Action(card=min(a.card for a in request.legal))
-    return request.legal[0]
+    action: pb.Action = request.legal[0]
+    return action
 
 
-def main() -> int:
-    """Play the seat to the end of the match, printing the transcript."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--server", required=True)
-    parser.add_argument("--token", required=True)
-    args = parser.parse_args()
+def _answer_to(response: pb.PlayResponse) -> pb.PlayRequest | None:
+    """The answer the transcript's bot sends to ``response``, if it is a decision."""
+    if response.WhichOneof("body") != "decision":
+        return None
+    decision = response.decision
+    return pb.PlayRequest(answer=pb.Answer(decision_id=decision.decision_id,
+                                           action=_choose(decision)))
+
+
+def _ended(response: pb.PlayResponse) -> bool:
+    if response.WhichOneof("body") == "batch":
+        return any(_ended(m) for m in response.batch.messages)
+    return bool(response.WhichOneof("body") == "match_ended")
+
+
+def play_grpc(server: str, token: str, record: Callable[[str, Any], None],
+              batches: bool = False) -> None:
+    """Play the seat ``token`` names to the end of its match over ``BotService.Play``,
+    telling ``record`` each message sent ("send") and received ("recv")."""
     outbox: queue.SimpleQueue[pb.PlayRequest | None] = queue.SimpleQueue()
 
     def requests() -> Iterator[pb.PlayRequest]:
         while (message := outbox.get()) is not None:
-            _dump("send", message)
+            record("send", message)
             yield message
 
-    with grpc.insecure_channel(args.server) as channel:
+    with grpc.insecure_channel(server) as channel:
         play = channel.stream_stream(wire.PLAY,
                                      request_serializer=pb.PlayRequest.SerializeToString,
                                      response_deserializer=pb.PlayResponse.FromString)
-        outbox.put(pb.PlayRequest(join=pb.Join(client="protocol_transcript")))
-        for response in play(requests(), metadata=[("authorization", f"Bearer {args.token}")]):
-            _dump("recv", response)
-            which = response.WhichOneof("body")
-            if which == "decision":
-                decision = response.decision
-                outbox.put(pb.PlayRequest(answer=pb.Answer(decision_id=decision.decision_id,
-                                                           action=_choose(decision))))
-            elif which == "match_ended":
+        outbox.put(pb.PlayRequest(join=pb.Join(client="protocol_transcript",
+                                               accept_batches=batches)))
+        for response in play(requests(), metadata=(("authorization", f"Bearer {token}"),)):
+            record("recv", response)
+            inner = list(response.batch.messages) if response.WhichOneof("body") == "batch" \
+                else [response]
+            for message in inner:
+                answer = _answer_to(message)
+                if answer is not None:
+                    outbox.put(answer)
+            if _ended(response):
                 outbox.put(None)
+
+
+def grpc_transcript(server: str, token: str, batches: bool = False) -> list[Line]:
+    """The lines of one seat's whole match over gRPC."""
+    lines: list[Line] = []
+
+    def record(direction: str, message: Any) -> None:
+        lines.append(("→" if direction == "send" else "←", json.dumps(_proto_json(message))))
+
+    play_grpc(server, token, record, batches)
+    return lines
+
+
+def _request(method: str, url: str, token: str | None, body: dict[str, Any] | None = None
+             ) -> urllib.request.Request:
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    return urllib.request.Request(url, data=data, method=method, headers=headers)
+
+
+def _call(method: str, url: str, token: str | None, body: dict[str, Any] | None = None
+          ) -> tuple[int, Any]:
+    """The status and JSON body of one HTTP request (an error status too)."""
+    try:
+        with urllib.request.urlopen(_request(method, url, token, body), timeout=60) as response:
+            return response.status, _tidy(json.loads(response.read()))
+    except urllib.error.HTTPError as error:
+        return error.code, _tidy(json.loads(error.read()))
+
+
+def _http(method: str, url: str, token: str | None, body: dict[str, Any] | None = None
+          ) -> dict[str, Any]:
+    status, answer = _call(method, url, token, body)
+    if status >= 400:
+        raise RuntimeError(f"{method} {url}: {status} {answer}")
+    result: dict[str, Any] = answer
+    return result
+
+
+def http_transcript(base: str, token: str) -> list[Line]:
+    """The lines of one seat's whole match over HTTP long-poll: each request, then the
+    messages it got (one per line)."""
+    lines: list[Line] = []
+    after: int | None = None
+    while True:
+        path = "/api/play/poll" if after is None else f"/api/play/poll?after={after}"
+        lines.append(("→", f"GET {path}"))
+        result = _http("GET", base + path, token)
+        lines.append(("←", '{"messages": ['))
+        lines.extend(("", "  " + json.dumps(_tidy(m))) for m in result["messages"])
+        lines.append(("", f'], "closed": {json.dumps(result["closed"])}}}'))
+        for message in result["messages"]:
+            after = message["seq"]
+            if "decision" in message:
+                response = pb.PlayResponse(decision=ParseDict(message["decision"],
+                                                              pb.DecisionRequest()))
+                answer = _answer_to(response)
+                assert answer is not None
+                body = _proto_json(answer.answer)
+                lines.append(("→", f"POST /api/play/answer {json.dumps(body)}"))
+                lines.append(("←", json.dumps(_http("POST", base + "/api/play/answer", token,
+                                                    body))))
+            if "match_ended" in message or result["closed"]:
+                return lines
+
+
+SHOWN_BASE = "http://127.0.0.1:8080"
+"""The server's address as the examples show it (the default HTTP port)."""
+SHOWN_ADMIN = "s3cret"
+"""The admin token as the examples show it."""
+
+
+class Curl:
+    """HTTP requests to a real server, written down as curl commands, each followed by its
+    answer on ``# `` lines (with the status when it is not 200)."""
+
+    def __init__(self, base: str, admin: str) -> None:
+        self.base = base
+        self.admin = admin
+        self.lines: list[str] = []
+
+    def _command(self, method: str, path: str, shown_token: str | None,
+                 body: dict[str, Any] | None, flags: str = "-s") -> None:
+        url = SHOWN_BASE + path
+        line = f"curl {flags}" + ("" if method == "GET" else f" -X {method}") + \
+            (f" '{url}'" if "?" in url else f" {url}")
+        if shown_token is not None:
+            quote = '"' if shown_token.startswith("$") else "'"
+            line += f" -H {quote}Authorization: Bearer {shown_token}{quote}"
+        if body is None:
+            self.lines.append(line)
+            return
+        self.lines += [line + " \\",
+                       f"  -H 'Content-Type: application/json' -d '{json.dumps(body)}'"]
+
+    def call(self, method: str, path: str, token: str | None = None,
+             body: dict[str, Any] | None = None, shown_token: str | None = None) -> Any:
+        """Make the request, write it down with its answer, and return the answer."""
+        if token == self.admin:
+            shown_token = SHOWN_ADMIN
+        self._command(method, path, shown_token or token, body)
+        status, answer = _call(method, self.base + path, token, body)
+        if isinstance(answer, dict) and "messages" in answer:
+            self.lines += ['# {"messages": [', *(f"#   {json.dumps(m)}"
+                                                  for m in answer["messages"]),
+                           f'# ], "closed": {json.dumps(answer["closed"])}}}']
+        else:
+            self.lines.append(f"# {json.dumps(answer)}" +
+                              ("" if status == 200 else f"     ({status})"))
+        return answer
+
+    def events(self, path: str, token: str | None, shown_token: str | None, head: int,
+               until: str | None = None) -> None:
+        """Read Server-Sent Events from ``path``: write down the first ``head`` and, with
+        ``until``, the event of that name that ends the stream."""
+        self._command("GET", path, shown_token or token, None, flags="-N")
+        shown = 0
+        with urllib.request.urlopen(_request("GET", self.base + path, token),
+                                    timeout=60) as stream:
+            event: list[str] = []
+            for raw in stream:
+                line = raw.decode().rstrip("\r\n")
+                if line.startswith("data: "):
+                    line = "data: " + json.dumps(_tidy(json.loads(line[6:])))
+                if line:
+                    event.append(line)
+                    continue
+                if not event:
+                    continue
+                name = next((f[7:] for f in event if f.startswith("event: ")), "")
+                if shown < head or name == until:
+                    if shown == head and until is not None:
+                        self.lines.append("# ...")
+                    self.lines += [f"# {f}" for f in event] + ["#"]
+                    shown += 1
+                event = []
+                if name == until or (until is None and shown >= head):
+                    break
+        if self.lines[-1] == "#":
+            self.lines.pop()
+
+
+def http_examples(server: Server, finished_match: str) -> dict[str, list[str]]:
+    """The examples of docs/http.md, by marker name."""
+    curl = Curl(server.http, server.admin)
+    curl.call("GET", "/api/leaderboard?game=chess")
+    curl.call("GET", "/api/matches?limit=0")
+    examples = {"http-errors": curl.lines}
+
+    curl = Curl(server.http, server.admin)
+    curl.events(f"/api/matches/{finished_match}/feed", None, None, 2, until="end")
+    examples["http-feed"] = curl.lines
+
+    admin = Curl(server.http, server.admin)
+    created = admin.call("POST", "/api/admin/matches", server.admin, MATCH)
+    token = created["seats"][0]["token"]
+    curl = Curl(server.http, server.admin)
+    curl.lines.append(f"T={token}")
+    joined = curl.call("GET", "/api/play/poll", token, shown_token="$T")
+    after = joined["messages"][-1]["seq"]
+    polled = curl.call("GET", f"/api/play/poll?after={after}", token, shown_token="$T")
+    examples["http-poll"] = curl.lines
+    decision = next(m["decision"] for m in polled["messages"] if "decision" in m)
+    hand = decision["six_nimmt"]["hand"]
+    answer = Curl(server.http, server.admin)
+    for card in (next(c for c in range(104, 0, -1) if c not in hand), min(hand)):
+        answer.call("POST", "/api/play/answer", token, {
+            "decision_id": decision["decision_id"], "action": {"card": card}}, "$T")
+    examples["http-answer"] = answer.lines
+    admin.lines.append("")
+    admin.call("POST", f"/api/admin/matches/{created['match_id']}/abort", server.admin)
+    examples["http-admin-matches"] = admin.lines
+
+    _, token = server.create_match()
+    curl = Curl(server.http, server.admin)
+    curl.events("/api/play/stream", token, "$T", 2)
+    examples["http-stream"] = curl.lines
+    return examples
+
+
+class Server:
+    """A real ``bullring serve`` on free ports and a fresh SQLite database."""
+
+    def __init__(self, folder: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--http-port", "0",
+             "--db", f"sqlite:///{folder / 'transcript.db'}"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.grpc = self.http = self.admin = ""
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if found := re.search(r"listening on (\S+)", line):
+                self.grpc = found.group(1)
+            elif found := re.search(r"HTTP API on (http://[^/\s]+)", line):
+                self.http = found.group(1)
+            elif found := re.search(r"admin token (\S+)", line):
+                self.admin = found.group(1)
+            if self.grpc and self.http and self.admin:
+                return
+        raise RuntimeError(f"the server exited with status {self.proc.wait()} before serving")
+
+    def create_match(self) -> tuple[str, str]:
+        """A 2-seat 6 nimmt! match against ``greedy``; return its id and seat 0's token."""
+        created = _http("POST", self.http + "/api/admin/matches", self.admin, MATCH)
+        return created["match_id"], created["seats"][0]["token"]
+
+    def stop(self) -> None:
+        """Stop the server and wait for it."""
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+def transcripts() -> dict[str, str]:
+    """Every transcript and example of the docs, by marker name, each a fenced block."""
+    with tempfile.TemporaryDirectory() as folder:
+        server = Server(Path(folder))
+        try:
+            match_id, token = server.create_match()
+            found = {"grpc": grpc_transcript(server.grpc, token),
+                     "grpc-batches": grpc_transcript(server.grpc, server.create_match()[1],
+                                                     True)[:6],
+                     "http": http_transcript(server.http, server.create_match()[1])}
+            examples = http_examples(server, match_id)
+        finally:
+            server.stop()
+    blocks = {name: "```text\n" + "\n".join(f"{d} {t}".rstrip() if d else f"  {t}"
+                                            for d, t in lines) + "\n```\n"
+              for name, lines in found.items()}
+    blocks.update({name: "```sh\n" + "\n".join(lines) + "\n```\n"
+                   for name, lines in examples.items()})
+    return blocks
+
+
+def _marked(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(<!-- transcript:{name} -->\n)(.*?)(<!-- /transcript:{name} -->)",
+                      re.S)
+
+
+def fill(page: str, blocks: dict[str, str]) -> str:
+    """``page`` with each of its marked transcripts replaced by the one in ``blocks``."""
+    names = re.findall(r"<!-- transcript:([\w-]+) -->", page)
+    if not names:
+        raise ValueError("the page has no <!-- transcript:NAME --> markers")
+    for name in names:
+        if name not in blocks:
+            raise ValueError(f"no transcript is named {name!r}; known: {', '.join(blocks)}")
+        found = _marked(name).search(page)
+        if found is None:
+            raise ValueError(f"<!-- transcript:{name} --> has no <!-- /transcript:{name} -->")
+        start, end = found.span(2)
+        page = page[:start] + blocks[name] + page[end:]
+    return page
+
+
+VOLATILE = [
+    (re.compile(r"\b[0-9a-f]{12}\b"), "MATCH"),
+    (re.compile(r"\b(br|bot)_[A-Za-z0-9_-]+"), "TOKEN"),
+    (re.compile(r'"time_left_ms": \d+'), '"time_left_ms": T'),
+    (re.compile(r'^(\u2192 GET /api/play/poll.*|\u2190 \{"messages": \[|  \], "closed": .*)\n',
+                re.M), ""),
+]
+"""What differs between two runs of the same match: its id (and the decision ids made of
+it), tokens, the time left when a request was sent, and how the messages fall into polls
+(which messages are ready when a poll is answered)."""
+
+
+def comparable(page: str) -> str:
+    """``page`` with what differs between runs of the same match masked."""
+    for pattern, mask in VOLATILE:
+        page = pattern.sub(mask, page)
+    return page
+
+
+def main() -> int:
+    """Play a seat and print its transcript, or write or check the pages' transcripts."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--server")
+    parser.add_argument("--token")
+    parser.add_argument("--write", type=Path, nargs="+", metavar="PAGE")
+    parser.add_argument("--check", type=Path, nargs="+", metavar="PAGE")
+    args = parser.parse_args()
+    if args.write or args.check:
+        blocks = transcripts()
+        failed = False
+        for page_path in args.write or args.check:
+            page = page_path.read_text(encoding="utf-8")
+            fresh = fill(page, blocks)
+            if args.write:
+                page_path.write_text(fresh, encoding="utf-8")
+                continue
+            diff = list(difflib.unified_diff(comparable(page).splitlines(),
+                                             comparable(fresh).splitlines(),
+                                             f"{page_path} (as written)", "played now",
+                                             lineterm=""))
+            print("\n".join(diff) if diff else f"{page_path}: the transcripts hold")
+            failed = failed or bool(diff)
+        return 1 if failed else 0
+    if not (args.server and args.token):
+        parser.error("give --server and --token, or --write/--check PAGE")
+
+    def dump(direction: str, message: Any) -> None:
+        print(json.dumps({"dir": direction, "message": _proto_json(message)}), flush=True)
+
+    play_grpc(args.server, args.token, dump)
     return 0
 
 

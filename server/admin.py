@@ -1,4 +1,5 @@
-"""AdminService: the bot registry over gRPC, for callers holding the admin token."""
+"""AdminService: the bot registry and match creation over gRPC, for callers holding the
+admin token."""
 
 from __future__ import annotations
 
@@ -14,13 +15,15 @@ from client_sdk import wire
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from server.db_retry import DatabaseUnavailableError
 from server.ladder import Ladder
+from server.match_setup import MatchSetupError, create_match
 from server.service import UNAVAILABLE, bearer_token
 from server.store import BotError, BotNameTakenError, Store, UnknownBotNameError
 
 
 class AdminService:
-    """RegisterBot, NewBotVersion, SetBotEnabled, RotateBotToken; each checks the admin
-    token (UNAUTHENTICATED without one, PERMISSION_DENIED with a wrong one)."""
+    """RegisterBot, NewBotVersion, SetBotEnabled, RotateBotToken, CreateMatch and
+    RotateAdminToken; each checks the admin token (UNAUTHENTICATED without one,
+    PERMISSION_DENIED with a wrong one)."""
 
     def __init__(self, store: Store, ladder: Ladder | None = None) -> None:
         self.store = store
@@ -51,7 +54,7 @@ class AdminService:
             await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
         except BotNameTakenError as exc:
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(exc))
-        except BotError as exc:
+        except (BotError, MatchSetupError) as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except (DatabaseUnavailableError, OperationalError):
             # Not retried when unsafe to repeat (a new bot, a new token): the caller decides.
@@ -84,6 +87,9 @@ class AdminService:
             "SetBotEnabled": lambda r: _enable(store, r.name, r.enabled),
             "RotateBotToken": lambda r: pb.RotateBotTokenResponse(
                 token=store.rotate_token(r.name)),
+            "CreateMatch": lambda r: _create_match(store, r),
+            "RotateAdminToken": lambda r: pb.RotateAdminTokenResponse(
+                token=store.rotate_admin_token()),
         }
         return grpc.method_handlers_generic_handler(wire.ADMIN_SERVICE, {
             name: grpc.unary_unary_rpc_method_handler(
@@ -95,3 +101,10 @@ class AdminService:
 def _enable(store: Store, name: str, enabled: bool) -> pb.SetBotEnabledResponse:
     store.set_enabled(name, enabled)
     return pb.SetBotEnabledResponse()
+
+
+def _create_match(store: Store, request: pb.CreateMatchRequest) -> pb.CreateMatchResponse:
+    created = create_match(store, request.game, request.seats, dict(request.settings),
+                           request.seed, dict(request.house))
+    return pb.CreateMatchResponse(match_id=created.match_id,
+                                  tokens=[token or "" for token in created.tokens])

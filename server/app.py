@@ -6,24 +6,28 @@ import asyncio
 import gc
 import logging
 import signal
+import socket
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from client_sdk import wire
+from client_sdk import cli, wire
 from server.admin import AdminService
 from server.api.app import build_app
 from server.api.context import ApiContext
 from server.api.serving import HttpServer
 from server.db_retry import DEFAULT_BUDGET_S, DatabaseUnavailableError
 from server.hub import MatchHub
-from server.instances import DatabaseBusyError, InstanceGuard
+from server.instances import InstanceGuard
 from server.ladder import Ladder, LadderOptions
+from server.ladder_service import LadderService
+from server.options import DEFAULT_DB
 from server.service import BotService, SpectatorService, TokenInterceptor
-from server.store import DEFAULT_DB, Store
+from server.store import Store
 
 log = logging.getLogger("bullring.server")
 
@@ -61,9 +65,10 @@ class RefereeServer:
                                       options=wire.channel_options())
         self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder).handler(),
                                               SpectatorService(self.hub).handler(),
-                                              AdminService(self.store, self.ladder).handler()))
+                                              AdminService(self.store, self.ladder).handler(),
+                                              LadderService(self.store).handler()))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        names = (wire.BOT_SERVICE, wire.SPECTATOR_SERVICE, wire.ADMIN_SERVICE,
+        names = (wire.BOT_SERVICE, wire.SPECTATOR_SERVICE, wire.ADMIN_SERVICE, wire.LADDER_SERVICE,
                  health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
                  reflection.SERVICE_NAME)
         reflection.enable_server_reflection(names, self.server)
@@ -117,8 +122,7 @@ async def serve(options: ServerOptions) -> None:
     try:
         port = await server.start()
     except OSError as exc:
-        print(f"bullring: cannot listen on {options.host}: {exc}", file=sys.stderr, flush=True)
-        raise SystemExit(2) from exc
+        raise cli.UsageError(f"cannot listen on {options.host}: {exc}") from None
     print(f"bullring: listening on {options.host}:{port} (database {options.db})", flush=True)
     if server.http is not None:
         print(f"bullring: web page and HTTP API on http://{_url_host(options.host)}:"
@@ -159,6 +163,7 @@ def _welcome(server: RefereeServer, address: str) -> str:
     db = server.options.db
     game = next(iter(ladder.sizes), "six_nimmt")
     return (f"bullring: ladders: {games}; house bots: {house}\n"
+            f"bullring: {ladder.house_report()}\n"
             f"bullring: connect a bot:\n"
             f"  bullring bots add NAME --db {db}      # prints the bot's token once\n"
             f"  bullring bot --server {address} --token TOKEN --ladder {game} house:greedy"
@@ -166,14 +171,31 @@ def _welcome(server: RefereeServer, address: str) -> str:
             f"bullring: leaderboard: bullring leaderboard --game {game} --db {db}")
 
 
+def check_ports(host: str, ports: Sequence[tuple[str, int | None]]) -> None:
+    """Raise a ``UsageError`` naming the option when one of ``ports`` is taken on ``host``,
+    before the database is opened, so a start that cannot listen leaves nothing behind
+    (port 0 and None are not checked)."""
+    for option, port in ports:
+        if not port:
+            continue
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                raise cli.UsageError(f"{option}: cannot listen on {host}:{port}: "
+                                     f"{exc.strerror or exc}") from None
+
+
 def main(options: ServerOptions) -> int:
-    """Entry point of ``bullring serve``."""
+    """Entry point of ``bullring serve``: check the ports, open the database, serve.
+
+    A port in use or a database that cannot be opened ends the start with a ``CommandError``
+    (one line) before anything listens."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    check_ports(options.host, [("--port", options.port), ("--http-port", options.http_port)])
     tune_gc()
-    try:
-        asyncio.run(serve(options))
-    except DatabaseBusyError as exc:
-        print(f"bullring serve: {exc}", file=sys.stderr)
-        return 2
+    asyncio.run(serve(options))
     return 0

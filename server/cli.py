@@ -1,24 +1,22 @@
-"""The ``bullring`` command line: the arena, tournaments, replays, the server and the ladder."""
+"""The ``bullring`` command line: the referee server, the ladder, bots, the arena, tournaments
+and replays.
+
+Ladder commands work on the database (--db) or on a running server (--server HOST:PORT).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-from referee.core import RefereeError
-from server.store import DEFAULT_DB
-
-
-def _settings(pairs: Sequence[str]) -> dict[str, str]:
-    from client_sdk.arena import settings_from_pairs
-
-    return settings_from_pairs(pairs)
+from client_sdk import cli
+from server import ladder_cli, options
 
 
 def _replay_verify(args: argparse.Namespace) -> int:
     from referee import replay
+    from referee.core import RefereeError
 
     failures = checked = 0
     for path in args.paths:
@@ -28,7 +26,7 @@ def _replay_verify(args: argparse.Namespace) -> int:
             try:
                 replays = replay.loads(file.read_text(encoding="utf-8"),
                                        lines=file.suffix == ".jsonl")
-            except (OSError, RefereeError) as exc:
+            except (OSError, UnicodeDecodeError, RefereeError) as exc:
                 print(f"{file}: {exc}")
                 failures += 1
                 continue
@@ -47,197 +45,96 @@ def _replay_verify(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from server import app, ladder
 
-    games = tuple(g.strip() for g in args.ladder.split(",") if g.strip())
-    try:
-        from referee.registry import get_game
-
-        games = tuple(get_game(g).id for g in games)
-        sizes: dict[str, ladder.TableSize] = {}
-        for pair in args.table_size:
-            game, sep, size = pair.partition("=")
-            if not sep:
-                raise ValueError(f"--table-size wants GAME=MIN-MAX, not {pair!r}")
-            sizes[get_game(game).id] = ladder.TableSize.parse(size)
-        settings: dict[str, dict[str, str]] = {}
-        for pair in args.ladder_setting:
-            game, sep, setting = pair.partition(":")
-            if not sep:
-                raise ValueError(f"--ladder-setting wants GAME:KEY=VALUE, not {pair!r}")
-            settings.setdefault(get_game(game).id, {}).update(_settings([setting]))
-        house = tuple(b.strip() for b in args.house_bots.split(",") if b.strip())
-        ladder.house_names(house)
-        ladder_options = ladder.LadderOptions(games, sizes, settings, house, args.house_rest)
-    except (RefereeError, ValueError) as exc:
-        print(f"bullring serve: {exc}", file=sys.stderr)
-        return 2
-    options = app.ServerOptions(args.host, args.port, args.db, args.start_timeout,
-                                ladder=ladder_options, db_retry_s=args.db_retry,
-                                http_port=None if args.http_port < 0 else args.http_port)
-    return app.main(options)
+    sizes = {game: ladder.TableSize(low, high) for game, low, high in args.table_size}
+    settings: dict[str, dict[str, str]] = {}
+    for game, key, value in args.ladder_setting:
+        settings.setdefault(game, {})[key] = value
+    ladder_options = ladder.LadderOptions(args.ladder, sizes, settings, args.house_bots,
+                                          args.house_rest)
+    server_options = app.ServerOptions(args.host, args.port, options.db_url(args),
+                                       args.start_timeout, ladder=ladder_options,
+                                       db_retry_s=args.db_retry,
+                                       http_port=None if args.http_port < 0 else args.http_port)
+    return app.main(server_options)
 
 
-def _match_create(args: argparse.Namespace) -> int:
-    from server.match_setup import MatchSetupError, create_match
-    from server.store import Store
-
-    settings: dict[str, str] = _settings(args.setting)
-    if args.deadline_ms is not None:
-        settings["deadline_ms"] = str(args.deadline_ms)
-    house: dict[int, str] = {}
-    for pair in args.house:
-        seat, sep, name = pair.partition("=")
-        if not sep or not seat.isdigit() or not 0 <= int(seat) < args.seats:
-            print(f"bullring match create: --house wants SEAT=NAME with SEAT 0..{args.seats - 1},"
-                  f" not {pair!r}", file=sys.stderr)
-            return 2
-        house[int(seat)] = name
-    try:
-        created = create_match(Store(args.db), args.game, args.seats, settings, args.seed, house)
-    except MatchSetupError as exc:
-        print(f"bullring match create: {exc}", file=sys.stderr)
-        return 2
-    print(f"match {created.match_id}")
-    for seat, token in enumerate(created.tokens):
-        print(f"seat {seat} {'house:' + house[seat] if token is None else 'token ' + token}")
-    return 0
-
-
-def _replay_export(args: argparse.Namespace) -> int:
-    from referee.replay import dumps
-    from server.store import Store, UnknownMatchError
-
-    if args.all is not None:
-        if args.match_id is not None:
-            print("bullring replay export: give a MATCH_ID or --all DIR, not both",
-                  file=sys.stderr)
-            return 2
-        store = Store(args.db)
-        args.all.mkdir(parents=True, exist_ok=True)
-        written = 0
-        for match in store.matches(status="finished"):
-            (args.all / f"{match.id}.json").write_text(dumps(store.replay(match.id)),
-                                                       encoding="utf-8")
-            written += 1
-        print(f"wrote {written} replays to {args.all}")
-        return 0
-    if args.match_id is None:
-        print("bullring replay export: give a MATCH_ID or --all DIR", file=sys.stderr)
-        return 2
-    try:
-        replay = Store(args.db).replay(args.match_id)
-    except UnknownMatchError as exc:
-        print(f"bullring replay export: {exc}", file=sys.stderr)
-        return 2
-    if args.out is None:
-        print(dumps(replay))
-    else:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"{args.match_id}.json").write_text(dumps(replay), encoding="utf-8")
-    return 0
+def _add_serve(commands: cli.Commands) -> None:
+    serve = commands.add_parser(
+        "serve", help="run the referee server: gRPC, the HTTP API and the web page")
+    serve.add_argument("--host", default="127.0.0.1", type=cli.Host(),
+                       help="the address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=cli.Port(), default=50051,
+                       help="the gRPC port (default: 50051; 0 picks a free port)")
+    options.add_db(serve, reads_only=False)
+    serve.add_argument("--start-timeout", type=cli.Seconds(0, strict=True), default=60.0,
+                       metavar="SECONDS",
+                       help="how long a match waits for all its bots before starting anyway "
+                            "(default: 60)")
+    serve.add_argument("--db-retry", type=cli.Seconds(0), default=30.0, metavar="SECONDS",
+                       help="how long a database call is retried while the database is "
+                            "unavailable (a locked SQLite file, a PostgreSQL restart; "
+                            "default: 30)")
+    serve.add_argument("--ladder", default=("six_nimmt", "no_thanks"), type=cli.GameList(),
+                       metavar="GAME,...",
+                       help="games whose ladders run (default: six_nimmt,no_thanks)")
+    serve.add_argument("--table-size", action="append", default=[], type=cli.TableSizeArg(),
+                       metavar="GAME=MIN-MAX",
+                       help="ladder table sizes (default: six_nimmt=4-5, no_thanks=4)")
+    serve.add_argument("--ladder-setting", action="append", default=[],
+                       type=cli.LadderSetting(), metavar="GAME:KEY=VALUE",
+                       help="a setting of every ladder match of GAME")
+    serve.add_argument("--house-bots", default=(), type=cli.HouseBotList(), metavar="NAME,...",
+                       help="house bots the server plays on the ladders (greedy,random,...; "
+                            "a name given twice is two bots)")
+    serve.add_argument("--house-rest", type=cli.Seconds(0), default=1.0, metavar="SECONDS",
+                       help="a house bot's pause between ladder matches (default: 1)")
+    serve.add_argument("--http-port", type=cli.Port(allow_off=True), default=8080,
+                       help="port of the HTTP API and web page (default: 8080; 0 picks a free "
+                            "port, -1: off)")
+    cli.command(serve, _serve)
 
 
 def _bot(args: argparse.Namespace) -> int:
-    from client_sdk import runner
+    from client_sdk import runner_cli
 
-    return int(runner.run_from_args(args))
-
-
-def _tournament(args: argparse.Namespace) -> int:
-    from client_sdk import tournament
-
-    return tournament.run_from_args(args, _settings(args.setting))
+    return runner_cli.run_from_args(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser of every ``bullring`` subcommand."""
-    parser = argparse.ArgumentParser(prog="bullring", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    arena = commands.add_parser("arena", help="play many local games between bots")
-    from client_sdk import arena as arena_cli
-
-    arena_cli.add_arguments(arena)
-    arena.set_defaults(run=arena_cli.run_from_args)
-
-    replay = commands.add_parser("replay", help="work with replay files")
-    replay_commands = replay.add_subparsers(dest="replay_command", required=True)
-    verify = replay_commands.add_parser("verify", help="replay files through the engine")
-    verify.add_argument("paths", nargs="+", type=Path, metavar="FILE|DIR")
-    verify.set_defaults(run=_replay_verify)
-    export = replay_commands.add_parser("export", help="print or write a stored replay")
-    export.add_argument("match_id", nargs="?")
-    export.add_argument("--all", type=Path, metavar="DIR",
-                        help="write every finished match to DIR/MATCH_ID.json")
-    export.add_argument("--db", default=DEFAULT_DB, help="database URL")
-    export.add_argument("--out", type=Path, metavar="DIR", help="write DIR/MATCH_ID.json")
-    export.set_defaults(run=_replay_export)
-
-    serve = commands.add_parser(
-        "serve", help="run the referee server: gRPC, the HTTP API and the web page")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=50051, help="0 picks a free port")
-    serve.add_argument("--db", default=DEFAULT_DB, help="database URL (default: SQLite file)")
-    serve.add_argument("--start-timeout", type=float, default=60.0,
-                       help="seconds a match waits for all its bots before starting anyway")
-    serve.add_argument("--db-retry", type=float, default=30.0, metavar="SECONDS",
-                       help="how long a database call is retried while the database is "
-                            "unavailable (a locked SQLite file, a PostgreSQL restart; "
-                            "default 30)")
-    serve.add_argument("--ladder", default="six_nimmt,no_thanks", metavar="GAME,...",
-                       help="games whose ladders run (default: six_nimmt,no_thanks)")
-    serve.add_argument("--table-size", action="append", default=[], metavar="GAME=MIN-MAX",
-                       help="ladder table sizes (default: six_nimmt=4-5, no_thanks=4)")
-    serve.add_argument("--ladder-setting", action="append", default=[],
-                       metavar="GAME:KEY=VALUE", help="a setting of every ladder match of GAME")
-    serve.add_argument("--house-bots", default="", metavar="NAME,...",
-                       help="house bots the server plays on the ladders (greedy,random,...; "
-                            "a name given twice is two bots)")
-    serve.add_argument("--house-rest", type=float, default=1.0, metavar="SECONDS",
-                       help="a house bot's pause between ladder matches (default: 1)")
-    serve.add_argument("--http-port", type=int, default=8080,
-                       help="port of the HTTP API and web page (0 picks a free port, -1: off)")
-    serve.set_defaults(run=_serve)
-
-    match = commands.add_parser("match", help="manage matches")
-    match_commands = match.add_subparsers(dest="match_command", required=True)
-    create = match_commands.add_parser("create", help="register a match, print seat tokens")
-    create.add_argument("--game", required=True)
-    create.add_argument("--seats", type=int, required=True)
-    create.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE")
-    create.add_argument("--deadline-ms", type=int)
-    create.add_argument("--house", action="append", default=[], metavar="SEAT=NAME")
-    create.add_argument("--seed", type=int, default=0)
-    create.add_argument("--db", default=DEFAULT_DB, help="database URL")
-    create.set_defaults(run=_match_create)
-
-    probe = commands.add_parser("health", help="ask a server whether it is SERVING")
+    from client_sdk import arena, runner_cli, tournament
     from server import health_probe
 
-    health_probe.add_arguments(probe)
-    probe.set_defaults(run=health_probe.run_from_args)
+    parser = cli.new_parser("bullring", __doc__)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    from server import ladder_cli
-
+    _add_serve(commands)
+    bot = commands.add_parser("bot", help="play a seat (or a game's ladder) with a bot")
+    runner_cli.add_arguments(bot)
+    cli.command(bot, _bot)
     ladder_cli.add_commands(commands)
 
-    bot = commands.add_parser("bot", help="play a seat (or the ladder) with a bot")
-    from client_sdk import runner
+    replay = commands.add_parser("replay", help="export stored replays, verify replay files")
+    replay_commands = replay.add_subparsers(dest="replay_command", required=True,
+                                            metavar="COMMAND")
+    ladder_cli.add_replay_export(replay_commands)
+    verify = replay_commands.add_parser("verify", help="replay files through the engine")
+    verify.add_argument("paths", nargs="+", type=cli.ReadablePath(), metavar="FILE|DIR")
+    cli.command(verify, _replay_verify)
 
-    runner.add_arguments(bot)
-    bot.set_defaults(run=_bot)
-
-    cup = commands.add_parser("tournament", help="round-robin or duplicate tournament, local")
-    from client_sdk import tournament
-
+    arena_parser = commands.add_parser("arena", help="play many local games between bots")
+    arena.add_arguments(arena_parser)
+    cup = commands.add_parser("tournament", help="a round-robin or duplicate tournament, "
+                                                 "played here")
     tournament.add_arguments(cup)
-    cup.set_defaults(run=_tournament)
+    probe = commands.add_parser("health", help="ask a server whether it is SERVING")
+    health_probe.add_arguments(probe)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``bullring`` command and return its exit status."""
-    args = build_parser().parse_args(argv)
-    return int(args.run(args))
+    return cli.run("bullring", build_parser(), argv, options.classify)
 
 
 if __name__ == "__main__":

@@ -241,8 +241,11 @@ class Ladder:
             log.info("bot %s is back in match %s", bot.name, runner.config.match_id)
         else:
             log.info("bot %s joined the %s ladder", bot.name, game_id)
+            notice = self.shortfall(game_id)
+            if notice:
+                log.warning("%s", notice)
             session.outbox.put_message(pb.PlayResponse(
-                ladder_queued=pb.LadderQueued(game=game_id, bot=bot.name)))
+                ladder_queued=pb.LadderQueued(game=game_id, bot=bot.name, notice=notice)))
             self.poke()
         return session
 
@@ -273,6 +276,36 @@ class Ladder:
         if refusal is not None:
             raise LadderError("FAILED_PRECONDITION", refusal, "game_mismatch")
         return game_id
+
+    def players(self, game: str) -> tuple[int, int]:
+        """Who may sit at ``game``'s tables: (house bots that play it, registered bots
+        connected to its ladder), resting or playing ones included."""
+        house = sum(game in self._house_games.get(name, ()) for name in self.house)
+        connected = sum(s.game == game and s.open for s in self.sessions.values())
+        return house, connected
+
+    def shortfall(self, game: str) -> str:
+        """Why ``game``'s ladder cannot fill a table now, or "" when it can."""
+        house, connected = self.players(game)
+        need = self.sizes[game].minimum
+        if house + connected >= need:
+            return ""
+        return (f"the {game} ladder cannot fill a table: it needs {need} bots and has "
+                f"{house + connected} ({house} house bots, {connected} connected); bots wait "
+                f"until {need - house - connected} more join")
+
+    def house_report(self) -> str:
+        """Which ladders the house bots fill on their own, and which need bots to join."""
+        parts = []
+        for game, size in self.sizes.items():
+            house, _ = self.players(game)
+            if house >= size.minimum:
+                parts.append(f"{game}: house bots fill its tables ({house} of "
+                             f"{size.minimum} needed)")
+            else:
+                parts.append(f"{game}: needs {size.minimum - house} more bots to join "
+                             f"({house} house bots of {size.minimum} needed)")
+        return "; ".join(parts)
 
     def leave(self, session: LadderSession) -> None:
         """The stream of ``session`` ended: it no longer waits; a seat it holds goes on

@@ -1,216 +1,225 @@
-"""The ladder's commands: ``bullring bots``, ``leaderboard``, ``matches``, ``admin``.
+"""The ladder's commands: ``bullring bots``, ``leaderboard``, ``matches``, ``match create``,
+``replay export`` and ``admin rotate-token``.
 
-They open the database directly, so whoever may write the database is its local admin.
-With ``--server HOST:PORT`` the ``bots`` commands go over gRPC (AdminService) instead, and
-need the admin token: its hash is stored; ``bullring serve`` prints the token the first
-time, ``bullring admin rotate-token`` makes a new one.
+Each works on the database (``--db URL``, by default ``bullring.db`` here) or on a running
+server (``--server HOST:PORT``, over gRPC). Whoever may write the database is its local admin;
+over the network, the commands that change the ladder need the admin token (``--admin-token``
+or ``$BULLRING_ADMIN_TOKEN``): ``bullring serve`` prints it on its first start, ``bullring
+admin rotate-token`` makes a new one. Commands that only read never create a database.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
-import sys
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from collections.abc import Callable
 
-from server.store import DEFAULT_DB, BotError, Store
+from client_sdk import cli
+from server import options
+from server.ladder_access import LadderAccess, access
 
-_AGO = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+STATUSES = ("created", "running", "finished", "aborted")
+"""A match's statuses, as ``--status`` names them."""
 
 
-def parse_time(text: str) -> datetime:
-    """An ISO date/time (UTC unless it says otherwise) or an age such as ``30m``, ``2h``."""
-    ago = _AGO.match(text)
-    if ago:
-        return datetime.now(UTC) - timedelta(**{_UNITS[ago.group(2)]: float(ago.group(1))})
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is neither an ISO time (2026-12-02T17:00) nor an age (30m, 2h, 1d)"
-        ) from None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+def ladder(args: argparse.Namespace) -> LadderAccess:
+    """The ladder the command works on: the database, or the server named by ``--server``."""
+    return access(args)
 
 
-def _bots_remote(args: argparse.Namespace) -> int:
-    """Run a ``bots`` command over gRPC (AdminService) with the admin token."""
-    import asyncio
-
-    import grpc
-
-    from client_sdk import wire
-    from client_sdk.generated.bullring.v1 import referee_pb2 as pb
-
-    token = args.admin_token or os.environ.get("BULLRING_ADMIN_TOKEN")
-    if not token:
-        print("bullring bots: --server needs the admin token (--admin-token or "
-              "$BULLRING_ADMIN_TOKEN)", file=sys.stderr)
-        return 2
-    calls: dict[str, tuple[str, Any]] = {
-        "add": ("RegisterBot", lambda: pb.RegisterBotRequest(name=args.name, owner=args.owner)),
-        "version": ("NewBotVersion", lambda: pb.NewBotVersionRequest(name=args.name)),
-        "disable": ("SetBotEnabled", lambda: pb.SetBotEnabledRequest(name=args.name)),
-        "enable": ("SetBotEnabled", lambda: pb.SetBotEnabledRequest(name=args.name,
-                                                                     enabled=True)),
-        "rotate-token": ("RotateBotToken", lambda: pb.RotateBotTokenRequest(name=args.name)),
-    }
-    if args.bots_command not in calls:
-        print(f"bullring bots: {args.bots_command} reads the database; use --db",
-              file=sys.stderr)
-        return 2
-    method, request = calls[args.bots_command]
-
-    async def call() -> Any:
-        async with grpc.aio.insecure_channel(args.server) as channel:
-            return await wire.admin_stub(channel)[method](
-                request(), metadata=(("authorization", f"Bearer {token}"),), timeout=30)
-
-    try:
-        reply = asyncio.run(call())
-    except grpc.aio.AioRpcError as exc:
-        print(f"bullring bots: {exc.code().name}: {exc.details()}", file=sys.stderr)
-        return 3 if exc.code() in (grpc.StatusCode.UNAUTHENTICATED,
-                                   grpc.StatusCode.PERMISSION_DENIED) else 2
-    if args.bots_command in ("add", "rotate-token"):
-        print(f"bot {args.name}'s token (shown once, only a hash is stored):")
-        print(reply.token)
-    elif args.bots_command == "version":
-        print(f"bot {args.name} is now version {reply.version}")
-    else:
-        print(f"bot {args.name} {args.bots_command}d")
-    return 0
+# --------------------------------------------------------------------------- bots
 
 
 def _bots(args: argparse.Namespace) -> int:
-    if getattr(args, "server", None):
-        return _bots_remote(args)
-    store = Store(args.db)
-    try:
-        if args.bots_command == "add":
-            token = store.add_bot(args.name, args.owner)
-            print(f"bot {args.name} registered; its token (shown once, only a hash is stored):")
-            print(token)
-        elif args.bots_command == "version":
-            print(f"bot {args.name} is now version {store.new_version(args.name)} "
-                  f"(its ratings keep their mean, with a wider interval)")
-        elif args.bots_command in ("disable", "enable"):
-            store.set_enabled(args.name, args.bots_command == "enable")
-            print(f"bot {args.name} {args.bots_command}d")
-        elif args.bots_command == "rotate-token":
-            token = store.rotate_token(args.name)
-            print(f"bot {args.name} has a new token (the old one no longer works):")
-            print(token)
-        else:
-            rows = store.bots()
-            if args.json:
-                print(json.dumps([{"name": b.name, "owner": b.owner, "version": b.version,
-                                   "enabled": b.enabled, "house": b.house,
-                                   "playing": b.current_match} for b in rows], indent=2))
-            else:
-                print(f"{'bot':<24} {'version':>7} {'enabled':>7}  {'owner':<16} playing")
-                for b in rows:
-                    print(f"{b.name:<24} {b.version:>7} {'yes' if b.enabled else 'no':>7}  "
-                          f"{(b.owner or '-'):<16} {b.current_match or '-'}")
-    except BotError as exc:
-        print(f"bullring bots: {exc}", file=sys.stderr)
-        return 2
+    where = ladder(args)
+    name = getattr(args, "name", "")
+    if args.bots_command == "add":
+        token = where.add_bot(name, args.owner)
+        print(f"bot {name} registered; its token (shown once, only a hash is stored):")
+        print(token)
+    elif args.bots_command == "version":
+        print(f"bot {name} is now version {where.new_version(name)} "
+              f"(its ratings keep their mean, with a wider interval)")
+    elif args.bots_command in ("disable", "enable"):
+        where.set_enabled(name, args.bots_command == "enable")
+        print(f"bot {name} {args.bots_command}d")
+    elif args.bots_command == "rotate-token":
+        token = where.rotate_token(name)
+        print(f"bot {name} has a new token (the old one no longer works):")
+        print(token)
+    else:
+        rows = where.bots()
+        if args.json:
+            print(json.dumps(rows, indent=2))
+            return 0
+        print(f"{'bot':<24} {'version':>7} {'enabled':>7}  {'owner':<16} playing")
+        for b in rows:
+            print(f"{b['name']:<24} {b['version']:>7} {'yes' if b['enabled'] else 'no':>7}  "
+                  f"{(b['owner'] or '-'):<16} {b['playing'] or '-'}")
     return 0
 
 
-def _leaderboard(args: argparse.Namespace) -> int:
-    from referee.registry import get_game
+# --------------------------------------------------------------------------- reads
 
-    game = get_game(args.game).id
-    entries = Store(args.db).leaderboard(game)
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    entries = ladder(args).leaderboard(args.game)
     if args.json:
-        print(json.dumps([{k: getattr(e, k) for k in e.__slots__} for e in entries], indent=2))
+        print(json.dumps(entries, indent=2))
         return 0
-    print(f"{game} leaderboard (ordered by mu - 3 sigma)")
+    print(f"{args.game} leaderboard (ordered by mu - 3 sigma)")
     print(f"{'#':>3} {'bot':<24} {'ver':>3} {'games':>6} {'mu':>7} {'mu ± 3 sigma':>20} "
           f"{'ordinal':>8}")
     for place, e in enumerate(entries, 1):
-        interval = f"{e.mu - 3 * e.sigma:.1f} .. {e.mu + 3 * e.sigma:.1f}"
-        print(f"{place:>3} {e.bot:<24} {e.version:>3} {e.games:>6} {e.mu:>7.2f} "
-              f"{interval:>20} {e.ordinal:>8.2f}")
+        interval = f"{e['mu'] - 3 * e['sigma']:.1f} .. {e['mu'] + 3 * e['sigma']:.1f}"
+        print(f"{place:>3} {e['bot']:<24} {e['version']:>3} {e['games']:>6} {e['mu']:>7.2f} "
+              f"{interval:>20} {e['ordinal']:>8.2f}")
+    if not entries:
+        print("    (no rated bot yet)")
     return 0
 
 
 def _matches(args: argparse.Namespace) -> int:
-    store = Store(args.db)
-    rows = store.matches(bot=args.bot, since=args.since, until=args.until, game=args.game,
-                         status=args.status, limit=args.limit)
-    seats = store.seats([m.id for m in rows])
-    out: list[dict[str, Any]] = []
-    for m in rows:
-        totals = json.loads(m.replay_json)["totals"] if m.replay_json else None
-        out.append({"match_id": m.id, "game": m.game, "status": m.status,
-                    "ladder": m.ladder, "created_at": m.created_at.isoformat(),
-                    "finished_at": m.finished_at.isoformat() if m.finished_at else None,
-                    "seats": [s.name for s in seats[m.id]], "totals": totals})
+    rows = ladder(args).matches(bot=args.bot, since=args.since, until=args.until,
+                                game=args.game, status=args.status, limit=args.limit)
     if args.json:
-        print(json.dumps(out, indent=2))
+        print(json.dumps(rows, indent=2))
         return 0
-    for row in out:
+    for row in rows:
         totals = "" if row["totals"] is None else f"  totals {row['totals']}"
         print(f"{row['match_id']}  {row['created_at'][:19]}  {row['game']:<9} "
               f"{row['status']:<8} {', '.join(row['seats'])}{totals}")
     return 0
 
 
+def _replay_export(args: argparse.Namespace) -> int:
+    from referee.replay import dumps
+
+    if (args.all is None) == (args.match_id is None):
+        raise cli.UsageError("give a MATCH_ID or --all DIR (one of them)")
+    where = ladder(args)
+    if args.all is not None:
+        args.all.mkdir(parents=True, exist_ok=True)
+        written = 0
+        for match_id in where.finished_match_ids():
+            (args.all / f"{match_id}.json").write_text(dumps(where.replay(match_id)),
+                                                       encoding="utf-8")
+            written += 1
+        print(f"wrote {written} replays to {args.all}")
+        return 0
+    replay = where.replay(args.match_id)
+    if args.out is None:
+        print(dumps(replay))
+    else:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"{args.match_id}.json").write_text(dumps(replay), encoding="utf-8")
+    return 0
+
+
+# --------------------------------------------------------------------------- changes
+
+
+def _match_create(args: argparse.Namespace) -> int:
+    settings = cli.game_settings(args.game, args.setting)
+    if args.deadline_ms is not None:
+        settings["deadline_ms"] = str(args.deadline_ms)
+        settings = cli.game_settings(args.game, list(settings.items()), "--deadline-ms")
+    house: dict[int, str] = {}
+    for seat, name in args.house:
+        if not seat < args.seats:
+            raise cli.UsageError(f"--house: seat {seat} is not a seat of a {args.seats}-seat "
+                                 f"match (0..{args.seats - 1})")
+        house[seat] = name
+    match_id, tokens = ladder(args).create_match(args.game, args.seats, settings, args.seed,
+                                                 house)
+    print(f"match {match_id}")
+    for seat, token in enumerate(tokens):
+        print(f"seat {seat} {'house:' + house[seat] if token is None else 'token ' + token}")
+    return 0
+
+
 def _admin(args: argparse.Namespace) -> int:
-    token = Store(args.db).rotate_admin_token()
+    token = ladder(args).rotate_admin_token()
     print("the new admin token (shown once, only a hash is stored; the old one no longer works):")
     print(token)
     return 0
 
 
-def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``bots``, ``leaderboard``, ``matches`` and ``admin`` to the ``bullring`` parser."""
-    bots = commands.add_parser("bots", help="the bot registry (local admin: writes the DB)")
-    bots_commands = bots.add_subparsers(dest="bots_command", required=True)
+# --------------------------------------------------------------------------- the parsers
+
+
+def _command(parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int], *,
+             reads_only: bool, admin: bool) -> None:
+    options.add_ladder_location(parser, reads_only=reads_only, admin=admin)
+    parser.set_defaults(reads_only=reads_only)
+    cli.command(parser, run)
+
+
+def add_commands(commands: cli.Commands) -> None:
+    """Add ``bots``, ``leaderboard``, ``matches``, ``match`` and ``admin`` to ``bullring``."""
+    bots = commands.add_parser("bots", help="the bot registry",
+                               description="The bot registry: " + __doc__.split("\n\n")[1])
+    bots_commands = bots.add_subparsers(dest="bots_command", required=True, metavar="COMMAND")
     add = bots_commands.add_parser("add", help="register a bot and print its token once")
-    add.add_argument("name")
-    add.add_argument("--owner", default="", help="who the bot belongs to")
+    add.add_argument("name", type=cli.BotName(), metavar="NAME")
+    add.add_argument("--owner", default="", type=cli.Text(100), help="who the bot belongs to")
+    _command(add, _bots, reads_only=False, admin=True)
     for name, text in (("version", "start a new version (widens its rating interval)"),
                        ("disable", "stop seating the bot and hide it from the leaderboard"),
                        ("enable", "seat the bot again"),
                        ("rotate-token", "give the bot a new token; the old one stops working")):
         one = bots_commands.add_parser(name, help=text)
-        one.add_argument("name")
+        one.add_argument("name", type=cli.BotName(), metavar="NAME")
+        _command(one, _bots, reads_only=False, admin=True)
     listing = bots_commands.add_parser("list", help="list the registered bots")
-    listing.add_argument("--json", action="store_true")
-    for sub in bots_commands.choices.values():
-        sub.add_argument("--db", default=DEFAULT_DB, help="database URL")
-        if sub is not listing:
-            sub.add_argument("--server", metavar="HOST:PORT",
-                             help="do it over gRPC on this server instead of the database")
-            sub.add_argument("--admin-token", metavar="TOKEN",
-                             help="with --server: the admin token ($BULLRING_ADMIN_TOKEN)")
-    bots.set_defaults(run=_bots)
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    _command(listing, _bots, reads_only=True, admin=False)
 
     board = commands.add_parser("leaderboard", help="a game's ratings, best first")
-    board.add_argument("--game", required=True)
-    board.add_argument("--json", action="store_true")
-    board.add_argument("--db", default=DEFAULT_DB, help="database URL")
-    board.set_defaults(run=_leaderboard)
+    board.add_argument("--game", required=True, type=cli.GameName())
+    board.add_argument("--json", action="store_true", help="print JSON")
+    _command(board, _leaderboard, reads_only=True, admin=False)
 
     log = commands.add_parser("matches", help="the match log, newest first")
-    log.add_argument("--bot", help="only matches this registered bot sat in")
-    log.add_argument("--since", type=parse_time, help="created at or after (ISO time or 2h)")
-    log.add_argument("--until", type=parse_time, help="created before (ISO time or 30m)")
-    log.add_argument("--game")
-    log.add_argument("--status", choices=("created", "running", "finished", "aborted"))
-    log.add_argument("--limit", type=int, default=50)
-    log.add_argument("--json", action="store_true")
-    log.add_argument("--db", default=DEFAULT_DB, help="database URL")
-    log.set_defaults(run=_matches)
+    log.add_argument("--bot", type=cli.BotName(), help="only matches this bot sat in")
+    log.add_argument("--since", type=cli.When(), help="created at or after (ISO time or 2h)")
+    log.add_argument("--until", type=cli.When(), help="created before (ISO time or 30m)")
+    log.add_argument("--game", type=cli.GameName(), help="only matches of this game")
+    log.add_argument("--status", choices=STATUSES, help="only matches in this status")
+    log.add_argument("--limit", type=cli.Integer(1, 1000), default=50,
+                     help="at most this many (default: 50)")
+    log.add_argument("--json", action="store_true", help="print JSON")
+    _command(log, _matches, reads_only=True, admin=False)
+
+    match = commands.add_parser("match", help="create a match")
+    match_commands = match.add_subparsers(dest="match_command", required=True,
+                                          metavar="COMMAND")
+    create = match_commands.add_parser("create", help="register a match, print seat tokens")
+    create.add_argument("--game", required=True, type=cli.GameName())
+    create.add_argument("--seats", type=cli.Integer(2, 10), required=True,
+                        help="seats at the table")
+    create.add_argument("--setting", action="append", default=[], type=cli.SettingPair(),
+                        metavar="KEY=VALUE", help="a setting of the match")
+    create.add_argument("--deadline-ms", type=cli.Integer(10, 60_000),
+                        help="time for each decision (the deadline_ms setting)")
+    create.add_argument("--house", action="append", default=[], type=cli.HouseSeat(),
+                        metavar="SEAT=NAME", help="a house bot plays SEAT (0-based)")
+    create.add_argument("--seed", type=cli.Integer(), default=0, help="the deal's root seed")
+    _command(create, _match_create, reads_only=False, admin=True)
 
     admin = commands.add_parser("admin", help="the admin token")
-    admin_commands = admin.add_subparsers(dest="admin_command", required=True)
+    admin_commands = admin.add_subparsers(dest="admin_command", required=True,
+                                          metavar="COMMAND")
     rotate = admin_commands.add_parser("rotate-token", help="make and print a new admin token")
-    rotate.add_argument("--db", default=DEFAULT_DB, help="database URL")
-    admin.set_defaults(run=_admin)
+    _command(rotate, _admin, reads_only=False, admin=True)
+
+
+def add_replay_export(commands: cli.Commands) -> None:
+    """Add ``replay export`` to the ``replay`` command."""
+    export = commands.add_parser("export", help="print or write a stored replay")
+    export.add_argument("match_id", nargs="?", type=cli.MatchId(), metavar="MATCH_ID")
+    export.add_argument("--all", type=cli.WritableDir(), metavar="DIR",
+                        help="write every finished match to DIR/MATCH_ID.json")
+    export.add_argument("--out", type=cli.WritableDir(), metavar="DIR",
+                        help="write DIR/MATCH_ID.json")
+    _command(export, _replay_export, reads_only=True, admin=False)

@@ -31,6 +31,7 @@ from sqlalchemy import event, func, or_, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, create_engine, select
 
+from client_sdk.cli import bot_name_problem
 from server import ratings
 from server.db_retry import DEFAULT_BUDGET_S, Retry
 from server.migrate import upgrade
@@ -43,10 +44,8 @@ from server.models import (
     SeatRow,
     utcnow,
 )
+from server.options import DEFAULT_DB
 from server.ratings import LeaderboardEntry, Skill
-
-DEFAULT_DB = "sqlite:///bullring.db"
-"""The embedded default: a SQLite file in the working folder."""
 
 LIVE = ("created", "running")
 """Statuses of a match that is not over."""
@@ -150,8 +149,9 @@ def _postgres_error(context: Any) -> None:
 
 
 def _check_name(name: str) -> str:
-    if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
-        raise BotError(f"bad bot name {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
+    problem = bot_name_problem(name)
+    if problem:
+        raise BotError(problem)
     return name
 
 

@@ -7,9 +7,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.compiled import stale_sources
 from tests.databases import BACKENDS, database
 from tests.ladder_helpers import LadderBot, LadderServer
 from tests.serving import ServerProcess, db_url
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse to test compiled modules built from older sources: Python imports a compiled
+    module in preference to its source, so the edit would silently not be tested."""
+    stale = stale_sources()
+    if stale:
+        pytest.exit(f"compiled modules are stale ({', '.join(stale)} edited since): run "
+                    "scripts/accelerate again, or scripts/accelerate --clean", returncode=4)
 
 
 @pytest.fixture

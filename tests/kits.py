@@ -25,8 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 KIT_LADDERS = ["--house-bots", "greedy,greedy,random,threshold,never_take",
                "--table-size", "six_nimmt=3-5", "--table-size", "no_thanks=3-4",
-               "--ladder-setting", "six_nimmt:rounds=1", "--house-rest", "0.2"]
-"""Both ladders, with house bots for every table and one-round 6 nimmt! matches."""
+               "--ladder-setting", "six_nimmt:rounds=1", "--house-rest", "0.2",
+               "--ladder-setting", "six_nimmt:deadline_ms=3000",
+               "--ladder-setting", "no_thanks:deadline_ms=3000"]
+"""Both ladders, with house bots for every table and one-round 6 nimmt! matches. The
+deadline is 3 s: a JVM's first decision (class loading, a cold JIT) took over 1 s on a
+machine running a load of 30, and a timeout here must mean the kit failed, not the machine."""
 
 
 @dataclass(frozen=True)
@@ -35,9 +39,6 @@ class Kit:
 
     folder: str
     tools: tuple[str, ...]
-    transport: str
-    """"grpc" (the run command takes HOST:PORT) or "http" (it takes the HTTP base URL)."""
-
     def readme_commands(self) -> list[str]:
         """The three commands of the README's first ``sh`` block: install, build, run."""
         text = (ROOT / "client_sdk" / self.folder / "README.md").read_text(encoding="utf-8")
@@ -73,13 +74,14 @@ class Kit:
         assert done.returncode == 0, f"{command} failed:\n{done.stdout}\n{done.stderr}"
 
     def start(self, kit: Path, name: str, server: LadderServer, token: str, game: str,
-              *args: str, env: dict[str, str] | None = None) -> LadderBot:
-        """Start the README's run command in ``kit`` for ``game``'s ladder."""
-        command = self.readme_commands()[2]
-        target = server.address if self.transport == "grpc" else server.http
-        argv = [target if word == "HOST:PORT" or word == "URL" else
-                token if word == "TOKEN" else game if word == "six_nimmt" else word
-                for word in shlex.split(command)]
+              *args: str, env: dict[str, str] | None = None,
+              command: str | None = None) -> LadderBot:
+        """Start the README's run command (or ``command``, written the same way) in ``kit``
+        for ``game``'s ladder."""
+        words = {"HOST:PORT": server.address, "http://HOST:PORT": server.http,
+                 "TOKEN": token, "six_nimmt": game}
+        argv = [words.get(word, word)
+                for word in shlex.split(command or self.readme_commands()[2])]
         proc = subprocess.Popen([*argv, *args], cwd=kit, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, **(env or {})})

@@ -126,9 +126,31 @@ def test_an_authors_bot_plays_in_the_arena_by_spec(tmp_path: Path,
 
 
 def test_a_bot_that_raises_in_the_arena_is_named(capsys: pytest.CaptureFixture[str]) -> None:
-    """A bot whose method raises ends the arena run with exit status 2 and a message naming
-    the bot and the decision, not a traceback."""
+    """A bot whose method raises ends the arena run with exit status 6, a line naming the
+    bot, its seat, the game and the decision, then the traceback of the bot's own code (its
+    file and line), not the arena's."""
     assert main(["arena", "--game", "six_nimmt", "--bots",
-                 "tests.bots.faulty:Raises,random", "--games", "2"]) == 2
+                 "random,tests.bots.faulty:Raises", "--games", "2"]) == 6
     err = capsys.readouterr().err
-    assert "bot 'tests.bots.faulty:Raises' raised" in err and "Traceback" not in err
+    first, *rest = err.splitlines()
+    assert first.startswith("bullring arena: bot 'tests.bots.faulty:Raises' (seat 1) raised "
+                            "in 6 nimmt! game 0: RuntimeError: out of ideas"), first
+    faulty = str(Path(__file__).parent / "bots" / "faulty.py")
+    assert rest[0] == "Traceback (the bot's code):"
+    assert f'File "{faulty}", line 18, in play_card' in rest[1]
+    assert rest[-1] == "RuntimeError: out of ideas"
+    assert "arena.py" not in err and "tournament.py" not in err
+
+
+def test_an_illegal_answer_in_the_arena_names_the_bot(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An illegal answer ends the run with exit status 6 and one line naming the bot, its
+    seat and the game, over worker processes too."""
+    for workers in ("1", "2"):
+        assert main(["arena", "--game", "six_nimmt", "--bots",
+                     "tests.bots.faulty:Illegal,random", "--games", "4",
+                     "--workers", workers]) == 6
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(
+            "bullring arena: bot 'tests.bots.faulty:Illegal' (seat 0) answered illegally in "
+            "6 nimmt! game 0"), err

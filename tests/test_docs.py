@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -208,3 +210,17 @@ def test_settings_in_the_docs_are_the_engines(page: str) -> None:
             default = str(setting.default).lower()
             row = re.search(rf"^\| `{setting.name}` \| `?{re.escape(default)}`? \|", text, re.M)
             assert row, f"{game} setting {setting.name} (default {default}) not in rules.md"
+
+
+def test_protocol_transcripts_and_http_examples_are_what_a_real_server_sends() -> None:
+    """docs/protocol.md's gRPC and HTTP transcripts and docs/http.md's curl examples are
+    played again against a real server (``scripts/protocol_transcript.py --check``): every
+    message and answer must be the same, but for match ids, tokens, the time left and how
+    messages fall into polls."""
+    pages = ["docs/protocol.md", "docs/http.md"]
+    checked = subprocess.run(
+        [sys.executable, "scripts/protocol_transcript.py", "--check", *pages],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, (
+        f"{checked.stdout}{checked.stderr}\nrun `python scripts/protocol_transcript.py "
+        f"--write {' '.join(pages)}` if the change is meant")

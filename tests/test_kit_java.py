@@ -18,7 +18,7 @@ from tests.kits import (
     kit_rig,
 )
 
-JAVA = Kit("java", ("javac", "protoc", "grpc_java_plugin"), "grpc")
+JAVA = Kit("java", ("javac", "protoc", "grpc_java_plugin"))
 
 THROWING_BOT = """
 import bullring.v1.Referee.DecisionRequest;

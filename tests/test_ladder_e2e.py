@@ -292,7 +292,7 @@ def test_admin_calls_over_grpc_need_the_admin_token(
         tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
     """The server prints an admin token once at its first start; ``bullring bots ...
     --server`` registers, versions, disables and rotates over gRPC only with that token
-    (none: UNAUTHENTICATED, a wrong one: PERMISSION_DENIED), and a taken name is refused."""
+    (none: exit 2, a wrong one: 3), and a taken name or an unknown bot is refused (7)."""
     server = LadderServer(db_url(tmp_path), FAST).start()
     stop_all.append(server)
     assert server.proc is not None and server.proc.stdout is not None
@@ -310,23 +310,49 @@ def test_admin_calls_over_grpc_need_the_admin_token(
     missing = bots("add", "remote", token=None)
     assert missing.returncode == 2 and "admin token" in missing.stderr
     wrong = bots("add", "remote", token=admin + "x")
-    assert wrong.returncode == 3 and "PERMISSION_DENIED" in wrong.stderr
+    assert wrong.returncode == 3 and "refused the admin token" in wrong.stderr
     added = bots("add", "remote", "--owner", "net")
     assert added.returncode == 0, added.stderr
     token = added.stdout.strip().splitlines()[-1]
     store = Store(server.db)
     found = store.bot_for_token(token)
     assert found is not None and found.name == "remote" and found.owner == "net"
-    assert bots("add", "remote").returncode == 2  # ALREADY_EXISTS
+    assert bots("add", "remote").returncode == 7  # ALREADY_EXISTS: the name is taken
     assert "version 2" in bots("version", "remote").stdout
     assert bots("disable", "remote").returncode == 0 and not store.bot("remote").enabled
     assert bots("enable", "remote").returncode == 0 and store.bot("remote").enabled
     rotated = bots("rotate-token", "remote").stdout.strip().splitlines()[-1]
     assert store.bot_for_token(token) is None and store.bot_for_token(rotated) is not None
     unknown = bots("version", "nobody")
-    assert unknown.returncode == 2 and "NOT_FOUND" in unknown.stderr
+    assert unknown.returncode == 7 and "no bot named 'nobody'" in unknown.stderr
     server.stop()
     again = LadderServer(server.db, FAST).start()  # the token is printed only once
     stop_all.append(again)
     assert again.proc is not None and again.proc.stdout is not None
     assert "admin token" not in again.proc.stdout.readline()
+
+
+def test_a_ladder_that_cannot_fill_a_table_says_so(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """At start the server says which ladders its house bots fill on their own; a bot that
+    joins a ladder too few bots can fill is told why it waits (in its log, from the
+    server's LadderQueued), and the server logs the same warning."""
+    server = LadderServer(db_url(tmp_path), [
+        "--ladder", "six_nimmt,no_thanks", "--house-bots", "greedy,greedy,random,random",
+        "--house-rest", "3600", "--table-size", "six_nimmt=4"]).start()
+    stop_all.append(server)
+    assert server.proc is not None and server.proc.stdout is not None
+    report = ""
+    while "house bots fill" not in report:
+        report = server.proc.stdout.readline()
+        assert report, "the server's start-up lines ended without the ladders' report"
+    assert "six_nimmt: house bots fill its tables (4 of 4 needed)" in report
+    assert "no_thanks: needs 2 more bots to join (2 house bots of 4 needed)" in report
+    [bot] = start_bots(server, {"alone": "house:random"}, game="no_thanks")
+    stop_all.append(bot)
+    warning = ("the no_thanks ladder cannot fill a table: it needs 4 bots and has 3 "
+               "(2 house bots, 1 connected); bots wait until 1 more join")
+    bot.err.wait(lambda lines: any(warning in line for line in lines), 60, "the bot's warning")
+    assert server.log is not None
+    server.log.wait(lambda lines: any(warning in line for line in lines), 60,
+                    "the server's warning")

@@ -65,7 +65,7 @@ def test_a_sqlite_file_serves_one_server(tmp_path: Path) -> None:
         second = subprocess.run([*CLI, "serve", "--port", "0", "--http-port", "0", "--db",
                                  first.db],
                                 capture_output=True, text=True, timeout=60)
-        assert second.returncode == 2
+        assert second.returncode == 5
         assert "another bullring server already serves" in second.stderr
         assert "PostgreSQL" in second.stderr
     finally:

@@ -7,7 +7,6 @@ through the very channel code the runner uses against the real server.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import logging
@@ -23,7 +22,7 @@ from typing import Any
 import grpc
 import pytest
 
-from client_sdk import runner, wire
+from client_sdk import runner, runner_cli, wire
 from client_sdk.bot import Bot
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from client_sdk.house.greedy import GreedyBot
@@ -278,7 +277,8 @@ def test_refusals_are_not_retried(code: grpc.StatusCode, error: type[Exception])
     (pb.CLOSE_REASON_TOKEN_REVOKED, PermissionError),
     (pb.CLOSE_REASON_BOT_DISABLED, PermissionError),
 ])
-def test_a_closed_stream_is_not_reconnected(reason: int, error: type[Exception]) -> None:
+def test_a_closed_stream_is_not_reconnected(reason: pb.CloseReason.ValueType,
+                                            error: type[Exception]) -> None:
     """A stream the server ends with a Closed message (replaced, token revoked, bot disabled)
     raises with the server's words and is never dialled again, even when the status that
     follows reaches the client as INTERNAL (a write racing the end, grpc/grpc#36066). The
@@ -412,13 +412,6 @@ def cli_logging() -> Iterator[None]:
     logger.setLevel(logging.NOTSET)
 
 
-def parse(*argv: str) -> argparse.Namespace:
-    """Parse ``bullring bot`` arguments."""
-    parser = argparse.ArgumentParser()
-    runner.add_arguments(parser)
-    return parser.parse_args(argv)
-
-
 def threaded_referee(play: Callable[[Iterator[pb.PlayRequest], Any], Iterator[pb.PlayResponse]]
                      ) -> tuple[grpc.Server, str]:
     """A threaded gRPC server (the CLI runs its own event loop) serving ``play``."""
@@ -447,8 +440,7 @@ def test_cli_prints_the_result(capsys: pytest.CaptureFixture[str], cli_logging: 
     server, address = threaded_referee(play)
     try:
         monkeypatch.setenv("BULLRING_TOKEN", "from-env")
-        args = parse("--server", address, "--seed", "2", "-v", "house:random")
-        assert runner.run_from_args(args) == 0
+        assert runner_cli.main(["--server", address, "--seed", "2", "-v", "house:random"]) == 0
     finally:
         server.stop(None)
     out, err = capsys.readouterr()
@@ -469,15 +461,14 @@ def test_cli_exit_codes(capsys: pytest.CaptureFixture[str], cli_logging: None,
 
     server, address = threaded_referee(refuse)
     try:
-        assert runner.run_from_args(parse("--server", address, "--token", "x",
-                                          "house:random")) == 3
+        assert runner_cli.main(("--server", address, "--token", "x", "house:random")) == 3
     finally:
         server.stop(None)
     assert "UNAUTHENTICATED: unknown token" in capsys.readouterr().err
     nowhere = f"127.0.0.1:{free_port()}"
-    assert runner.run_from_args(parse("--server", nowhere, "--token", "x",
-                                      "--give-up-after", "0.2", "house:random")) == 4
+    assert runner_cli.main(("--server", nowhere, "--token", "x", "--give-up-after", "0.2",
+                            "house:random")) == 4
     assert "gave up" in capsys.readouterr().err
-    assert runner.run_from_args(parse("--server", nowhere, "--token", "x", "nope")) == 2
-    assert runner.run_from_args(parse("--server", nowhere, "house:random")) == 2
+    assert runner_cli.main(("--server", nowhere, "--token", "x", "nope")) == 2
+    assert runner_cli.main(("--server", nowhere, "house:random")) == 2
     assert "a token is required" in capsys.readouterr().err

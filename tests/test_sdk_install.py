@@ -115,3 +115,21 @@ def test_the_sdk_arena_plays_the_example_bot(sdk_venv: Path) -> None:
     assert out.returncode == 0, out.stderr
     rows = {row["bot"]: row["games"] for row in json.loads(out.stdout)}
     assert rows == {f"{EXAMPLE}:Careful": 20, "threshold": 20, "random": 20}
+
+
+def test_the_sdk_tournament_and_its_errors(sdk_venv: Path) -> None:
+    """``bullring-tournament`` from the SDK venv plays a duplicate tournament; the SDK's
+    commands refuse a bad option in one line naming it (exit status 2) and print their
+    version."""
+    out = _run(sdk_venv / "bin" / "bullring-tournament", "--game", "six_nimmt", "--format",
+               "duplicate", "--seats", "2", "--games", "4", "--json", f"{EXAMPLE}:Careful",
+               "greedy", cwd=sdk_venv)
+    assert out.returncode == 0, out.stderr
+    assert {row["bot"] for row in json.loads(out.stdout)["standings"]} == {
+        f"{EXAMPLE}:Careful", "greedy"}
+    for command in ("bullring-arena", "bullring-tournament"):
+        bad = _run(sdk_venv / "bin" / command, "--game", "chess", cwd=sdk_venv)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+        assert bad.stderr.startswith(f"{command}: --game: unknown game 'chess'"), bad.stderr
+    version = _run(sdk_venv / "bin" / "bullring-bot", "--version", cwd=sdk_venv)
+    assert version.stdout.startswith("bullring-bot 0.1.0 (bullring-sdk)"), version.stdout

@@ -176,8 +176,8 @@ def test_module_class_entrants(capsys: pytest.CaptureFixture[str],
     (["--game", "six_nimmt", "--setting", "rounds=many", "greedy", "random"], "'rounds'"),
     (["--game", "six_nimmt", "--setting", "rounds", "greedy", "random"], "KEY=VALUE"),
     (["--game", "no_thanks", "random", "threshold"], "3 to 7 seats"),
-    (["--game", "six_nimmt", "--seats", "1", "greedy", "random"], "--seats must be at least 2"),
-    (["--game", "six_nimmt", "--games", "0", "greedy", "random"], "--games must be at least 1"),
+    (["--game", "six_nimmt", "--seats", "1", "greedy", "random"], "--seats: must be at least 2"),
+    (["--game", "six_nimmt", "--games", "0", "greedy", "random"], "--games: must be at least 1"),
     (["--game", "six_nimmt", "--workers", "0", "greedy", "random"], "--workers"),
     (["--game", "six_nimmt", "greedy"], "at least 2 entrants"),
     (["--game", "no_thanks", *["random"] * 8], "8 entrants do not fit one No Thanks! table"),
@@ -190,30 +190,32 @@ def test_bad_input_is_named_with_exit_status_2(
     argv = ["tournament", "--format", "round-robin", "--games", "2", *args]
     if "--games" in args:
         argv = ["tournament", "--format", "round-robin", *args]
-    try:
-        status = main(argv)
-    except SystemExit as exc:  # argparse-level and --setting syntax errors
-        status = 2
-        print(exc, file=sys.stderr)
-    assert status == 2
+    assert main(argv) == 2
     err = capsys.readouterr().err
-    assert message in err, err
+    assert message in err and len(err.strip().splitlines()) == 1, err
 
 
 @pytest.mark.parametrize("bot,message", [
-    ("tests.bots.faulty:Raises", "bot 'tests.bots.faulty:Raises' raised RuntimeError: out of"),
-    ("tests.bots.faulty:Illegal", "bot 'tests.bots.faulty:Illegal' answered illegally"),
+    ("tests.bots.faulty:Raises", "bot 'tests.bots.faulty:Raises' (seat 1) raised in 6 nimmt! "
+                                 "game 0: RuntimeError: out of ideas"),
+    ("tests.bots.faulty:Illegal", "bot 'tests.bots.faulty:Illegal' (seat 1) answered illegally "
+                                  "in 6 nimmt! game 0"),
 ])
 def test_a_failing_entrant_is_named(capsys: pytest.CaptureFixture[str],
                                     monkeypatch: pytest.MonkeyPatch, bot: str,
                                     message: str) -> None:
-    """An entrant that raises or answers illegally stops the tournament with an error naming
-    it, the table and the game, rather than a traceback."""
+    """An entrant that raises or answers illegally stops the tournament with exit status 6
+    and a line naming it, its seat, the table and the game; one that raised is followed by
+    the traceback of its own code."""
     monkeypatch.chdir(ROOT)
     assert main(["tournament", "--game", "six_nimmt", "--format", "duplicate", "--games", "2",
-                 "random", bot]) == 2
-    err = capsys.readouterr().err
-    assert "table 0 game 0" in err and message in err, err
+                 "random", bot]) == 6
+    first, *rest = capsys.readouterr().err.splitlines()
+    assert first.startswith(f"bullring tournament: table 0: {message}"), first
+    if "Raises" in bot:
+        assert "tests/bots/faulty.py\", line 18, in play_card" in rest[1], rest
+    else:
+        assert rest == []
 
 
 def test_progress_bar_on_a_terminal() -> None:

@@ -14,6 +14,11 @@ import bullring.v1.Referee.PublicEvent;
  * logged with its stack trace and not answered: the server plays the default action.
  */
 public interface Bot {
+    /** The games this bot plays: a seat or ladder of another game is refused at Join. */
+    default java.util.List<String> games() {
+        return java.util.List.of("six_nimmt", "no_thanks");
+    }
+
     /** 6 nimmt!: a card of {@code d.getSixNimmt().getHandList()}. */
     default int playCard(DecisionRequest d) {
         return d.getLegal(0).getCard();

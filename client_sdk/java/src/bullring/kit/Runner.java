@@ -3,6 +3,7 @@ package bullring.kit;
 import bullring.v1.BotServiceGrpc;
 import bullring.v1.Referee.Action;
 import bullring.v1.Referee.Answer;
+import bullring.v1.Referee.Closed;
 import bullring.v1.Referee.DecisionRequest;
 import bullring.v1.Referee.Join;
 import bullring.v1.Referee.MatchEnded;
@@ -59,6 +60,7 @@ public final class Runner {
     private final Map<String, Action> answered = new HashMap<>();
     private String matchId = "";
     private int played;
+    private Outcome closedFor;
     private boolean seatMatchEnded;
 
     /** What ended one connection. */
@@ -216,12 +218,18 @@ public final class Runner {
             });
             int left = matches > 0 ? matches - played : 0;
             requests.onNext(PlayRequest.newBuilder().setJoin(Join.newBuilder()
-                    .setClient("bullring-java-kit").setLadder(ladder).setMatches(left)).build());
+                    .setClient("bullring-java-kit").setLadder(ladder).setMatches(left)
+                    .addAllGames(bot.games())).build());
             while (true) {
                 Object item = inbox.take();
                 if (item instanceof PlayResponse) {
                     channelHeard = true;
+                    closedFor = null;
                     handle((PlayResponse) item, requests);
+                    if (closedFor != null) {
+                        requests.onCompleted();
+                        return closedFor;
+                    }
                 } else if (item instanceof Throwable) {
                     return failed(Status.fromThrowable((Throwable) item));
                 } else {
@@ -306,10 +314,32 @@ public final class Runner {
                 MatchEnded ended = response.getMatchEnded();
                 played++;
                 seatMatchEnded = true;
+                String termination = String.valueOf(ended.getTermination())
+                        .replaceFirst("^TERMINATION_", "").toLowerCase(java.util.Locale.ROOT);
                 System.out.println("match " + matchId + " ended: totals " + ended.getTotalsList()
-                        + " ranks " + ended.getRanksList() + " (" + ended.getTermination() + ")");
+                        + " ranks " + ended.getRanksList() + " (" + termination + ")");
                 System.out.flush();
                 call("onMatchEnded", () -> bot.onMatchEnded(ended));
+                break;
+            case CLOSED:
+                Closed closed = response.getClosed();
+                switch (closed.getReason()) {
+                    case CLOSE_REASON_REPLACED:
+                        closedFor = Outcome.REPLACED;
+                        break;
+                    case CLOSE_REASON_TOKEN_REVOKED:
+                    case CLOSE_REASON_BOT_DISABLED:
+                        closedFor = Outcome.REFUSED_TOKEN;
+                        break;
+                    case CLOSE_REASON_MATCHES_PLAYED:
+                        closedFor = Outcome.DONE;
+                        break;
+                    default:
+                        break;
+                }
+                log("the server closed the connection (" + closed.getReason() + "): "
+                        + closed.getMessage() + (closedFor == Outcome.DONE || closedFor == null
+                        ? "" : "; not reconnecting"));
                 break;
             default:
                 log("a message this runner does not know: " + response.getBodyCase());
