@@ -277,7 +277,7 @@ def test_refusals_are_not_retried(code: grpc.StatusCode, error: type[Exception])
     (pb.CLOSE_REASON_TOKEN_REVOKED, PermissionError),
     (pb.CLOSE_REASON_BOT_DISABLED, PermissionError),
 ])
-def test_a_closed_stream_is_not_reconnected(reason: pb.CloseReason.ValueType,
+def test_a_closed_stream_is_not_reconnected(reason: pb.CloseReason,
                                             error: type[Exception]) -> None:
     """A stream the server ends with a Closed message (replaced, token revoked, bot disabled)
     raises with the server's words and is never dialled again, even when the status that
