@@ -18,28 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import importlib
-import importlib.util
 import json
 import logging
 import operator
 import queue
-import random
-import re
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import grpc
 
 from client_sdk import wire
+from client_sdk.backoff import Backoff
 from client_sdk.bot import Bot
+from client_sdk.bot_spec import BotFactory, bot_class, bot_factory
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
-from client_sdk.house import HOUSE_BOTS, house_bot
 from client_sdk.runner_cli import TRANSPORTS
 from referee.core import Action, DecisionKind
 
@@ -51,120 +45,10 @@ RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED,
                        grpc.StatusCode.UNKNOWN})
 """Status codes after which the runner reconnects into the same seat."""
 
-BACKOFF_START_S = 0.05
-"""The first reconnect delay."""
-BACKOFF_FACTOR = 2.0
-"""How much each further delay grows."""
-BACKOFF_CAP_S = 2.0
-"""The longest reconnect delay."""
-
-BotFactory = Callable[[str, int], Bot]
-"""Makes a bot for ``(game, seed)``."""
-
-_MODULE_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-_SPEC_HELP = "expected house:NAME, package.module:ClassName or path/to/file.py:ClassName"
-_jitter = random.Random()
+RECONNECT = Backoff(first_s=0.05, max_s=2.0, factor=2.0, jitter=0.5)
+"""The pauses between reconnects: 0.05 s doubling up to 2 s, each shortened by up to half."""
 
 
-# --------------------------------------------------------------------------- loading bots
-
-
-def bot_factory(spec: str) -> BotFactory:
-    """Resolve ``spec`` now (import the module, find the class) and return its bot maker.
-
-    The game is only known once the match starts; resolving early makes a typo in the spec
-    fail before connecting rather than after the match has begun.
-    """
-    bot_cls = bot_class(spec)
-    where, _, name = spec.rpartition(":")
-    if where == "house":
-        return lambda game, seed: house_bot(name, game, seed)
-
-    def make(game: str, seed: int) -> Bot:
-        if game not in bot_cls.games:
-            raise ValueError(f"bot {spec!r} plays {', '.join(bot_cls.games)}, not {game!r} "
-                             f"(set its `games` attribute)")
-        return bot_cls(seed)
-
-    return make
-
-
-def bot_class(spec: str) -> type[Bot]:
-    """The ``Bot`` subclass ``spec`` names (importing its module); ValueError if none.
-    Its ``games`` attribute says which games it plays."""
-    if not isinstance(spec, str) or ":" not in spec:
-        raise ValueError(f"bad bot spec {spec!r}: {_SPEC_HELP}")
-    where, _, name = spec.rpartition(":")
-    if where == "house":
-        if name not in HOUSE_BOTS:
-            raise ValueError(f"bad bot spec {spec!r}: unknown house bot {name!r}; "
-                             f"known: {', '.join(HOUSE_BOTS)}")
-        return HOUSE_BOTS[name]
-    if not name or not all(part.isidentifier() for part in name.split(".")):
-        raise ValueError(f"bad bot spec {spec!r}: {name!r} is not a class name; {_SPEC_HELP}")
-    if where.endswith(".py"):
-        owner = _import_file(spec, Path(where))
-    elif _MODULE_RE.match(where):
-        owner = _import_module(spec, where)
-    else:
-        raise ValueError(f"bad bot spec {spec!r}: {where!r} is neither a module name nor a "
-                         f"path to a .py file; {_SPEC_HELP}")
-    cls: Any = owner
-    for part in name.split("."):
-        try:
-            cls = getattr(cls, part)
-        except AttributeError:
-            raise ValueError(f"bad bot spec {spec!r}: {where!r} has no {name!r}") from None
-    if not (isinstance(cls, type) and issubclass(cls, Bot)):
-        raise ValueError(f"bad bot spec {spec!r}: {name!r} is not a subclass of "
-                         f"client_sdk.bot.Bot")
-    bot_cls: type[Bot] = cls
-    return bot_cls
-
-
-def load_bot(spec: str, game: str, seed: int) -> Bot:
-    """Return a new bot for ``game`` from ``spec``, seeded with ``seed``.
-
-    ``house:NAME`` is the house bot ``NAME``; ``package.module:ClassName`` and
-    ``path/to/file.py:ClassName`` import the module and return ``ClassName(seed)``, which
-    must subclass ``Bot``. A bad spec, or a bot that does not play ``game``, raises
-    ``ValueError`` with a message saying what is wrong.
-    """
-    return bot_factory(spec)(game, seed)
-
-
-def _import_module(spec: str, module: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError as e:
-        raise ValueError(f"bad bot spec {spec!r}: cannot import {module!r}: {e}") from e
-
-
-def _import_file(spec: str, path: Path) -> Any:
-    """Import ``path`` as a module, its folder first on ``sys.path`` as ``python FILE`` does."""
-    path = path.expanduser().resolve()
-    if not path.is_file():
-        raise ValueError(f"bad bot spec {spec!r}: no such file {str(path)!r}")
-    name = f"bullring_bot_{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
-    if name in sys.modules:
-        return sys.modules[name]
-    folder = str(path.parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    module_spec = importlib.util.spec_from_file_location(name, path)
-    if module_spec is None or module_spec.loader is None:
-        raise ValueError(f"bad bot spec {spec!r}: cannot load {str(path)!r} as Python")
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[name] = module
-    try:
-        module_spec.loader.exec_module(module)
-    except ImportError as e:
-        del sys.modules[name]
-        raise ValueError(f"bad bot spec {spec!r}: importing {str(path)!r} failed: {e}") from e
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
 
 
 # --------------------------------------------------------------------------- the bot's thread
@@ -529,8 +413,8 @@ def _channel_options() -> list[tuple[str, int]]:
     # A private subchannel per channel, so each attempt really dials instead of inheriting
     # gRPC's own (much longer) reconnect backoff; the runner does the backing off.
     return [*wire.channel_options(), ("grpc.use_local_subchannel_pool", 1),
-            ("grpc.initial_reconnect_backoff_ms", int(BACKOFF_START_S * 1000)),
-            ("grpc.max_reconnect_backoff_ms", int(BACKOFF_CAP_S * 1000))]
+            ("grpc.initial_reconnect_backoff_ms", int(RECONNECT.first_s * 1000)),
+            ("grpc.max_reconnect_backoff_ms", int(RECONNECT.max_s * 1000))]
 
 
 async def _connect(channel: grpc.aio.Channel) -> bool:
@@ -632,8 +516,7 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
             if conn.heard:
                 down_since, failures = time.monotonic(), 0
             failures += 1
-            delay = min(BACKOFF_CAP_S, BACKOFF_START_S * BACKOFF_FACTOR ** (failures - 1))
-            delay *= _jitter.uniform(0.5, 1.0)
+            delay = RECONNECT.pause(failures)
             remaining = give_up_after_s - (time.monotonic() - down_since)
             log.warning("connection to %s failed (%s); reconnecting in %.2f s", server, last_error,
                         max(0.0, min(delay, remaining)))

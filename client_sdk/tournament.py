@@ -48,8 +48,9 @@ from client_sdk.arena import (
     seating,
 )
 from client_sdk.bot import Bot
+from client_sdk.bot_spec import bot_factory
 from client_sdk.cli import BotFailedError, UsageError, bot_traceback
-from client_sdk.house import HOUSE_BOTS, UnknownBotError, house_bot
+from client_sdk.house import HOUSE_BOTS
 from referee.core import Action, derive_seed
 from referee.registry import get_game
 
@@ -162,27 +163,17 @@ def bot_maker(spec: str, game: str) -> Callable[[int], Bot]:
     key = (spec, game)
     if key in _factories:
         return _factories[key]
+    try:
+        factory = bot_factory(spec)
+        factory(game, 0)  # a bot that does not play the game says so now
+    except ValueError as exc:
+        raise TournamentError(str(exc)) from None
     if spec in HOUSE_BOTS:
-        try:
-            house_bot(spec, game)
-        except UnknownBotError as exc:
-            raise TournamentError(str(exc)) from None
-        make: Callable[[int], Bot] = HOUSE_BOTS[spec]  # checked just now: the class makes it
-    elif ":" in spec:
-        from client_sdk.runner import bot_factory  # imports grpc: only for module:Class
-
-        try:
-            factory = bot_factory(spec)
-            factory(game, 0)
-        except ValueError as exc:
-            raise TournamentError(str(exc)) from None
-
-        def guarded(seed: int) -> Bot:
-            return _Guarded(spec, factory(game, seed))
-        make = guarded
+        def make(seed: int) -> Bot:
+            return factory(game, seed)
     else:
-        raise TournamentError(f"unknown bot {spec!r}: neither a house bot "
-                              f"({', '.join(HOUSE_BOTS)}) nor module:Class")
+        def make(seed: int) -> Bot:
+            return _Guarded(spec, factory(game, seed))
     _factories[key] = make
     return make
 

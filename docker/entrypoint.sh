@@ -1,5 +1,5 @@
 #!/bin/sh
-# The Bullring image's entrypoint. CI runs it outside Docker too (tests/test_docker.py), so
+# The Bullring image's entrypoint. CI runs it outside Docker too (tests/install/test_docker.py), so
 # it assumes nothing of the container but a `bullring` command and these variables:
 #
 #   BULLRING            the command to run (default: bullring, from PATH)

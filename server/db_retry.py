@@ -20,6 +20,8 @@ from typing import ParamSpec, TypeVar
 
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from client_sdk.backoff import Backoff
+
 log = logging.getLogger("bullring.db")
 
 DEFAULT_BUDGET_S = 30.0
@@ -59,7 +61,7 @@ class Retry:
         """Run ``work`` (one whole transaction) until it succeeds, fails for good, or the
         database has been unavailable for the budget (DatabaseUnavailableError)."""
         deadline = time.monotonic() + self.budget_s
-        pause = self.first_s
+        backoff = Backoff(self.first_s, self.max_s)
         attempt = 0
         while True:
             try:
@@ -76,8 +78,7 @@ class Retry:
                     raise DatabaseUnavailableError(
                         f"the database was unavailable for {self.budget_s:.0f} s "
                         f"({what}): {_reason(exc)}") from exc
-                wait = min(pause, left)
+                wait = min(backoff.pause(attempt), left)
                 log.warning("database unavailable for %s (try %d): %s; retrying in %.1f s",
                             what, attempt, _reason(exc), wait)
                 time.sleep(wait)
-                pause = min(pause * 2, self.max_s)

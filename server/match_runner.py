@@ -357,6 +357,17 @@ class MatchRunner:
         sent = pending.sent_at.get(seat, now)
         return min(sent, pending.opened + self.deadline_s) + self.deadline_s
 
+    def waiting(self) -> list[tuple[int, float]]:
+        """The seats that must still answer the decision point in progress, each with the
+        seconds left before its deadline: public facts (whose turn it is and the clock),
+        never what anyone chose. Empty between decision points and once the match ended."""
+        pending = self.pending
+        if pending is None or pending.closing or self.done.is_set():
+            return []
+        now = time.monotonic()
+        return [(seat, max(0.0, self._due(pending, seat, now) - now))
+                for seat in sorted(pending.ids) if seat not in pending.answers]
+
     def _wake_at(self, due: float) -> None:
         """Have the deadline timer fire at ``due`` or earlier."""
         assert self._loop is not None

@@ -4,7 +4,7 @@ Every decision point sends each seat its verdict, the public events and its next
 building those as protobuf objects and serializing them was a third of the server's work per
 decision. Here they are written as bytes directly, following the protobuf encoding of
 ``proto/bullring/v1/referee.proto``: the bytes are exactly those protobuf itself writes for
-the same message (tests/test_wire.py checks it over random games of every game), so a client
+the same message (tests/unit/test_wire.py checks it over random games of every game), so a client
 cannot tell the difference. Cold paths (match start and end, rejections, spectators) build
 protobuf objects as usual.
 """

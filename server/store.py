@@ -93,6 +93,8 @@ class MatchSummary:
     totals: tuple[int, ...] | None
     ranks: tuple[int, ...] | None
     termination: str | None
+    seat_bots: tuple[str | None, ...] = ()
+    """The registered bot playing each seat (None for a seat that is not one)."""
 
 
 class UnknownMatchError(LookupError):
@@ -390,7 +392,7 @@ class Store:
             rows = session.exec(query.order_by(col(MatchRow.created_at).desc(), col(MatchRow.id))
                                 .offset(offset).limit(limit)).all()
         seats = self.seats([row.id for row in rows])
-        return [_summary(row, [s.name for s in seats[row.id]]) for row in rows], int(total)
+        return [_summary(row, seats[row.id]) for row in rows], int(total)
 
     # -- the ladder ------------------------------------------------------------------------
 
@@ -676,11 +678,12 @@ def _utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC)
 
 
-def _summary(row: MatchRow, seat_names: Sequence[str]) -> MatchSummary:
+def _summary(row: MatchRow, seats: Sequence[SeatRow]) -> MatchSummary:
     totals = ranks = termination = None
     if row.replay_json is not None and row.status in ("finished", "aborted"):
         replay = json.loads(row.replay_json)
         totals, ranks = tuple(replay["totals"]), tuple(replay["ranks"])
         termination = str(replay["termination"])
-    return MatchSummary(row.id, row.game, row.status, tuple(seat_names), row.created_at,
-                        row.finished_at, totals, ranks, termination)
+    return MatchSummary(row.id, row.game, row.status, tuple(s.name for s in seats),
+                        row.created_at, row.finished_at, totals, ranks, termination,
+                        tuple(s.bot for s in seats))

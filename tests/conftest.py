@@ -12,6 +12,22 @@ from tests.databases import BACKENDS, database
 from tests.ladder_helpers import LadderBot, LadderServer
 from tests.serving import ServerProcess, db_url
 
+TIERS = {"unit": False, "property": False, "integration": False, "e2e": True, "starter_kits": True,
+         "web": True, "install": True}
+"""The folders of tests/, each a marker of the same name; True marks the tier ``slow`` too, so
+``pytest -m "not slow"`` runs the unit, property and integration tiers alone."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its tier (its folder), and ``slow`` where the tier is; a test
+    outside the tiers counts as slow."""
+    for item in items:
+        tier = item.path.parent.name
+        if tier in TIERS:
+            item.add_marker(tier)
+        if TIERS.get(tier, True):
+            item.add_marker("slow")
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Refuse to test compiled modules built from older sources: Python imports a compiled

@@ -19,7 +19,7 @@ import pytest
 from referee.replay import verify
 from server.store import Store
 from tests.ladder_helpers import LadderBot, LadderServer, Lines, wait_until
-from tests.serving import db_url
+from tests.serving import ServerProcess, db_url
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,7 +62,8 @@ class Kit:
         """Copy the kit and the contract (proto/) to ``dest`` as the README says; return it."""
         kit = dest / self.folder
         shutil.copytree(ROOT / "client_sdk" / self.folder, kit, ignore=shutil.ignore_patterns(
-            "build", "target", "Cargo.lock", "__pycache__", "bullring_messages.py"))
+            "build", "target", "Cargo.lock", "__pycache__", "bullring_messages.py",
+            "node_modules", "dist", "generated"))
         shutil.copytree(ROOT / "proto", kit / "proto")
         return kit
 
@@ -73,7 +74,23 @@ class Kit:
                               timeout=900)
         assert done.returncode == 0, f"{command} failed:\n{done.stdout}\n{done.stderr}"
 
-    def start(self, kit: Path, name: str, server: LadderServer, token: str, game: str,
+    def variant(self, built: Path, dest: Path, bot_source: str, replacement: Path) -> Path:
+        """A copy of the built kit ``built`` at ``dest`` (build outputs kept, so only the bot
+        is compiled again) whose ``bot_source`` is ``replacement``, built by the README's
+        command; return it."""
+        shutil.copytree(built, dest, symlinks=True)
+        shutil.copyfile(replacement, dest / bot_source)
+        self.build(dest)
+        return dest
+
+    def check_install_line(self) -> None:
+        """Every Debian package the README's install command names is installed by .ci/run."""
+        install = self.readme_commands()[0].split()
+        ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+        packages = install[install.index("-y") + 1:]
+        assert packages and all(package in ci for package in packages), packages
+
+    def start(self, kit: Path, name: str, server: ServerProcess, token: str, game: str,
               *args: str, env: dict[str, str] | None = None,
               command: str | None = None) -> LadderBot:
         """Start the README's run command (or ``command``, written the same way) in ``kit``

@@ -1,6 +1,6 @@
 """A tiny game for the engine conformance tests: registered by this module as a pytest
 plugin (``pytest -p tests.toy_game``), it shows that a game added to the registry is checked
-by tests/test_conformance.py without touching that file.
+by tests/unit/test_conformance.py without touching that file.
 
 *High card, lowest wins*: each round every seat is dealt three cards it alone sees, then
 all seats play one at once; each seat scores the card it played; after ``rounds`` rounds the
@@ -156,6 +156,6 @@ SPEC = registry.GameSpec(GAME_ID, 1, "High card", 2, 4, SETTINGS, ToyState)
 def pytest_configure() -> None:
     """As a pytest plugin: register the toy game and its conformance hooks."""
     registry.GAMES[SPEC.versioned_id] = SPEC  # before the suite's parameters are read
-    from tests import test_conformance
+    from tests.unit import test_conformance
 
     test_conformance.HOOKS[GAME_ID] = test_conformance.Hooks(hide_from, check)

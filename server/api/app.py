@@ -28,7 +28,7 @@ Seat tokens and the admin token go in `Authorization: Bearer TOKEN`.
 def build_app(ctx: ApiContext) -> FastAPI:
     """The HTTP application over ``ctx``'s hub and store."""
     app = FastAPI(title="Bullring", version="1", description=DESCRIPTION,
-                  docs_url="/api/docs", redoc_url=None)
+                  docs_url=None, redoc_url=None)
     app.state.bullring = ctx
     errors.install(app)
     for module in (browse, feed, play, admin):
@@ -37,6 +37,12 @@ def build_app(ctx: ApiContext) -> FastAPI:
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
         return FileResponse(WEB / "index.html", headers={"Cache-Control": "no-cache"})
+
+    @app.get("/api/docs", include_in_schema=False)
+    async def docs() -> FileResponse:
+        """The API's reference, drawn in the browser from /openapi.json by the page's own
+        script (nothing is loaded from another site)."""
+        return FileResponse(WEB / "docs.html", headers={"Cache-Control": "no-cache"})
 
     app.mount("/static", StaticFiles(directory=WEB), name="static")
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

@@ -15,13 +15,30 @@ from fastapi import APIRouter, Path, Query
 from referee.registry import GAMES, UnknownGameError, get_game
 from server.api.context import Context
 from server.api.errors import ApiError, error_responses
-from server.api.models import BotInfo, GameInfo, Leaderboard, LeaderboardRow, MatchInfo, MatchPage
-from server.store import UnknownMatchError
+from server.api.models import (
+    BotInfo,
+    BotPage,
+    BotRating,
+    GameInfo,
+    HeadToHead,
+    Leaderboard,
+    LeaderboardRow,
+    MatchInfo,
+    MatchPage,
+    RatingPoint,
+    TurnInfo,
+    WaitingSeat,
+)
+from server.store import MatchSummary, UnknownBotNameError, UnknownMatchError
 
 router = APIRouter(prefix="/api", tags=["browse"])
 
 MatchId = Annotated[str, Path(min_length=1, max_length=64, description="a match id")]
+BotName = Annotated[str, Path(min_length=1, max_length=64, description="a bot's name")]
 STATUSES = ("created", "running", "finished", "aborted")
+HISTORY_LIMIT = 1000
+"""How many of a bot's latest rated matches its page charts, and of its latest finished
+matches its head-to-head table counts."""
 
 
 def game_id(game: str) -> str:
@@ -59,6 +76,57 @@ async def bots(ctx: Context) -> list[BotInfo]:
     return [BotInfo(name=row.name, owner=row.owner, version=row.version, enabled=row.enabled,
                     house=row.house, games=games.get(row.name, {}))
             for row in await asyncio.to_thread(ctx.store.bots)]
+
+
+@router.get("/bots/{name}", response_model=BotPage, responses=error_responses(404))
+async def bot(ctx: Context, name: BotName) -> BotPage:
+    """One registered bot's page: its ratings now, its rating history (one point per rated
+    match) and its head-to-head record against each opponent. Its matches are
+    ``/api/matches?bot=NAME``."""
+    try:
+        row = await asyncio.to_thread(ctx.store.bot, name)
+    except UnknownBotNameError as exc:
+        raise ApiError(404, "bot_not_found", f"no bot named {name!r} is registered") from exc
+    ratings: list[BotRating] = []
+    played: dict[str, int] = {}
+    for spec in GAMES.values():
+        board = await asyncio.to_thread(ctx.store.leaderboard, spec.id)
+        for rank, entry in enumerate(board, 1):
+            if entry.bot == name:
+                played[spec.id] = entry.games
+                ratings.append(BotRating(game=spec.id, rank=rank, games=entry.games,
+                                         mu=entry.mu, sigma=entry.sigma,
+                                         ordinal=entry.ordinal))
+    changes = (await asyncio.to_thread(lambda: ctx.store.rating_changes(bot=name)))
+    history = [RatingPoint(match_id=c.match_id, game=c.game, version=c.version, rank=c.rank,
+                           mu_before=c.mu_before, sigma_before=c.sigma_before, mu=c.mu_after,
+                           sigma=c.sigma_after, ordinal=c.mu_after - 3 * c.sigma_after,
+                           recorded_at=c.recorded_at) for c in changes[-HISTORY_LIMIT:]]
+    finished, _ = await asyncio.to_thread(lambda: ctx.store.match_page(
+        bot=name, status="finished", limit=HISTORY_LIMIT))
+    info = BotInfo(name=row.name, owner=row.owner, version=row.version, enabled=row.enabled,
+                   house=row.house, games=played)
+    return BotPage(bot=info, ratings=ratings, history=history,
+                   head_to_head=head_to_head(name, finished))
+
+
+def head_to_head(name: str, matches: list[MatchSummary]) -> list[HeadToHead]:
+    """``name``'s record against each registered opponent over ``matches`` (finished ones
+    it sat in), by game, most played first."""
+    records: dict[tuple[str, str], list[int]] = {}
+    for match in matches:
+        if match.ranks is None or name not in match.seat_bots:
+            continue
+        mine = match.ranks[match.seat_bots.index(name)]
+        for seat, other in enumerate(match.seat_bots):
+            if other is None or other == name:
+                continue
+            record = records.setdefault((match.game, other), [0, 0, 0])
+            theirs = match.ranks[seat]
+            record[0 if mine < theirs else 1 if mine == theirs else 2] += 1
+    rows = [HeadToHead(opponent=other, game=game, matches=sum(r), wins=r[0], draws=r[1],
+                       losses=r[2]) for (game, other), r in records.items()]
+    return sorted(rows, key=lambda h: (h.game, -h.matches, h.opponent))
 
 
 @router.get("/matches", response_model=MatchPage, responses=error_responses(404, 422))
@@ -103,10 +171,31 @@ async def match(ctx: Context, match_id: MatchId) -> MatchInfo:
     return await match_info(ctx, match_id)
 
 
+@router.get("/matches/{match_id}/turn", response_model=TurnInfo,
+            responses=error_responses(404))
+async def turn(ctx: Context, match_id: MatchId) -> TurnInfo:
+    """Whose turn it is in a running match: the seats that must still answer the decision
+    in progress and the milliseconds left to each. Public facts only: never a choice, a
+    hand, or how long a seat took (those are in the replay once the match has ended)."""
+    runner = ctx.hub.runners.get(match_id)
+    if runner is None or runner.done.is_set():
+        info = await match_info(ctx, match_id)  # 404 for an unknown match
+        return TurnInfo(match_id=info.id, running=False, deadline_ms=None, waiting=[])
+    names = runner.config.seat_names
+    return TurnInfo(match_id=match_id, running=runner.started.is_set(),
+                    deadline_ms=round(runner.deadline_s * 1000),
+                    waiting=[WaitingSeat(seat=seat, name=names[seat], ms_left=round(left * 1000))
+                             for seat, left in runner.waiting()])
+
+
 @router.get("/matches/{match_id}/replay", response_model=dict[str, Any],
             responses=error_responses(404, 409))
 async def replay(ctx: Context, match_id: MatchId) -> dict[str, Any]:
-    """The replay (format bullring.replay/1) of a match that has ended; 409 before."""
+    """The replay (format bullring.replay/1) of a match that has ended; 409 before. Its
+    ``events`` are the match log: every answer with its seat, step and action, how long the
+    seat took (``ms``, for a bot that connects) and whether it was a default action
+    (``default``, with ``why``: a timeout or a disconnected seat). These are published
+    only once the match is over."""
     info = await match_info(ctx, match_id)
     if info.status not in ("finished", "aborted"):
         raise ApiError(409, "match_not_finished",

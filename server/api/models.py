@@ -98,6 +98,10 @@ class MatchInfo(BaseModel):
     ranks: list[int] | None
     termination: str | None
     live: bool = Field(description="running on this server: its feed can be watched")
+    bots: list[str | None] = Field(
+        default_factory=list, description="the registered bot playing each seat, by seat "
+                                          "(null for a seat that is not one; its page is "
+                                          "/api/bots/{name})")
 
     @classmethod
     def of(cls, summary: MatchSummary, live: bool) -> MatchInfo:
@@ -107,7 +111,8 @@ class MatchInfo(BaseModel):
                    finished_at=summary.finished_at,
                    totals=None if summary.totals is None else list(summary.totals),
                    ranks=None if summary.ranks is None else list(summary.ranks),
-                   termination=summary.termination, live=live)
+                   termination=summary.termination, live=live,
+                   bots=list(summary.seat_bots))
 
 
 class MatchPage(BaseModel):
@@ -117,6 +122,79 @@ class MatchPage(BaseModel):
     total: int = Field(description="matches that pass the filters, on all pages")
     limit: int
     offset: int
+
+
+class BotRating(BaseModel):
+    """A bot's rating at one game now, and its place on that game's leaderboard."""
+
+    game: str
+    rank: int = Field(description="place on the leaderboard, 1 = best")
+    games: int = Field(description="rated games played")
+    mu: float
+    sigma: float
+    ordinal: float = Field(description="mu - 3 sigma: what the leaderboard orders by")
+
+
+class RatingPoint(BaseModel):
+    """One rated match of a bot: its place and its rating before and after."""
+
+    match_id: str
+    game: str
+    version: int = Field(description="the bot's version that played")
+    rank: int = Field(description="its place in the match, 1 = best")
+    mu_before: float
+    sigma_before: float
+    mu: float = Field(description="mean after the match")
+    sigma: float = Field(description="uncertainty after the match")
+    ordinal: float = Field(description="mu - 3 sigma after the match")
+    recorded_at: datetime
+
+
+class HeadToHead(BaseModel):
+    """How a bot placed against one opponent at one game, over the finished matches both
+    sat in: a win is a better place than the opponent's, a draw an equal one."""
+
+    opponent: str
+    game: str
+    matches: int
+    wins: int
+    draws: int
+    losses: int
+
+
+class BotPage(BaseModel):
+    """Everything public about one registered bot: what it is, its ratings now, every rated
+    match in order (its rating history) and its record against each opponent."""
+
+    bot: BotInfo
+    ratings: list[BotRating]
+    history: list[RatingPoint] = Field(description="rated matches, oldest first (the last "
+                                                   "1000 of them)")
+    head_to_head: list[HeadToHead] = Field(
+        description="by game, most played opponent first, over its last finished matches "
+                    "(at most 1000)")
+
+
+class WaitingSeat(BaseModel):
+    """A seat that must still answer the decision in progress, and its clock."""
+
+    seat: int
+    name: str
+    ms_left: int = Field(description="milliseconds before its deadline, when the default "
+                                     "action is played for it")
+
+
+class TurnInfo(BaseModel):
+    """Whose turn it is in a match: the seats that must still answer and their clocks.
+    Public facts only: never what a seat chose, nor how long it took (answer times are in
+    the replay's log once the match has ended)."""
+
+    match_id: str
+    running: bool = Field(description="the match is being played on this server now; "
+                                      "false before it starts, after it ends, or when "
+                                      "another server plays it")
+    deadline_ms: int | None = Field(description="the match's time per decision")
+    waiting: list[WaitingSeat] = Field(description="empty between two decision points")
 
 
 class ActionIn(BaseModel):

@@ -1,11 +1,14 @@
-// Bullring's web page: leaderboard, match list, replay viewer and live spectating.
-// Plain JavaScript with no build step; it only reads the public HTTP API.
+// Bullring's web page: leaderboard, matches, a page per bot, the replay viewer and live
+// spectating. Plain JavaScript with no build step; it only reads the public HTTP API.
 "use strict";
 
 // How often lists refresh by themselves: 5 s, or ?refresh=MS in the page's address.
 const REFRESH_MS = Math.max(200, Number(new URLSearchParams(location.search).get("refresh"))
                                  || 5000);
-let cleanup = [];  // what to stop when the view changes (timers, event sources)
+const TURN_POLL_MS = 500;  // how often the live view asks whose turn it is
+const GAMES = {six_nimmt: "6 nimmt!", no_thanks: "No Thanks!"};
+const ROW_LIMIT = 5;       // a 6 nimmt! row holds five cards; the sixth takes them
+let cleanup = [];  // what to stop when the view changes (timers, event sources, listeners)
 
 // -- helpers -----------------------------------------------------------------------------
 
@@ -24,6 +27,18 @@ function h(tag, attrs, ...children) {
   return el;
 }
 
+/** An SVG element (h() for the chart). */
+function svg(tag, attrs, ...children) {
+  const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [key, value] of Object.entries(attrs || {})) el.setAttribute(key, String(value));
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) {
+      el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+  }
+  return el;
+}
+
 async function api(path) {
   const response = await fetch(path, {headers: {Accept: "application/json"}});
   const body = await response.json();
@@ -38,7 +53,18 @@ function every(ms, fn) {
   cleanup.push(() => clearInterval(timer));
 }
 
+function listen(target, type, fn) {
+  target.addEventListener(type, fn);
+  cleanup.push(() => target.removeEventListener(type, fn));
+}
+
 function clock() { return new Date().toLocaleTimeString(); }
+
+/** Say something short to screen readers (the page's one, narrow live region). */
+function announce(text) {
+  const region = document.getElementById("announce");
+  if (region) region.textContent = text;
+}
 
 /** 6 nimmt! bullheads of a card (docs/rules.md §1). */
 function bullheads(card) {
@@ -49,14 +75,25 @@ function bullheads(card) {
   return 1;
 }
 
+function heads(cards) { return cards.reduce((sum, c) => sum + bullheads(c), 0); }
+
+function srOnly(text) { return h("span", {class: "sr-only"}, text); }
+
 function nimmtCard(card, isNew) {
-  const heads = bullheads(card);
-  return h("span", {class: `card b${heads}${isNew ? " new" : ""}`, "data-card": card},
-           String(card), h("small", {title: `${heads} bullheads`}, "•".repeat(heads)));
+  const n = bullheads(card);
+  return h("span", {class: `card b${n}${isNew ? " new" : ""}`, "data-card": card,
+                    title: `${card}: ${n} bullhead${n > 1 ? "s" : ""}`},
+           String(card), h("small", {"aria-hidden": "true"}, "•".repeat(n)),
+           srOnly(` (${n} bullhead${n > 1 ? "s" : ""}${isNew ? ", just played" : ""})`));
 }
 
 function plainCard(card) {
   return h("span", {class: "card", "data-card": card}, String(card));
+}
+
+function cardList(cards, make) {
+  return h("span", {class: "cards"}, cards.length ? cards.map((c) => make(c))
+                                                  : h("span", {class: "muted"}, "none"));
 }
 
 /** No Thanks! score: cards that extend a run count only as its lowest, minus chips. */
@@ -67,45 +104,126 @@ function noThanksScore(cards, chips) {
   return sum - (chips || 0);
 }
 
-function statusTag(status) { return h("span", {class: `status ${status}`}, status); }
+function statusTag(status) {
+  return h("span", {class: `status ${status}`, "data-testid": "status"}, status);
+}
+
+function gameName(game) { return GAMES[game] || game; }
+
+function matchLink(id) { return h("a", {href: `#/match/${encodeURIComponent(id)}`}, id); }
+
+/** A seat's name, linked to its bot's page when a registered bot plays it. */
+function botLink(name, bot) {
+  if (!bot) return h("span", {}, name);
+  return h("a", {href: `#/bot/${encodeURIComponent(bot)}`, "data-bot-link": bot}, name);
+}
+
+/** A table that stacks into labelled lines on a narrow screen. */
+function table(label, headers, rows, attrs) {
+  const {body, ...rest} = attrs || {};
+  return h("table", {class: "stack", ...rest},
+    h("caption", {class: "sr-only"}, label),
+    h("thead", {}, h("tr", {}, headers.map(([text, cls]) =>
+      h("th", {scope: "col", class: cls}, text)))),
+    h("tbody", body ? {"data-testid": body} : {}, rows));
+}
+
+/** A row for table(): each cell gets its column's name (shown when stacked). */
+function tr(attrs, headers, cells) {
+  return h("tr", attrs, cells.map((cell, i) =>
+    h("td", {class: headers[i][1], "data-label": headers[i][0], ...(cell && cell.attrs)},
+      cell && cell.attrs ? cell.content : cell)));
+}
+
+function labelled(text, control) {
+  return h("label", {class: "field"}, h("span", {}, text), control);
+}
+
+function formatMs(ms) {
+  if (ms === undefined || ms === null) return "";
+  return ms < 10 ? `${ms.toFixed(1)} ms` : `${Math.round(ms)} ms`;
+}
+
+/** How a seat's answer went: its time, or a marked default action. */
+function answerNote(answer) {
+  if (!answer) return h("span", {class: "muted"}, "—");
+  if (answer.default) {
+    return h("span", {class: "default", "data-testid": "defaulted"},
+             "⚠ default (", answer.why || "no answer", ")");
+  }
+  if (answer.ms === undefined) return h("span", {class: "muted"}, "house bot");
+  return h("span", {"data-testid": "answer-ms"}, formatMs(answer.ms));
+}
 
 // -- home: leaderboard and matches -------------------------------------------------------
 
-const home = {game: "six_nimmt", offset: 0, limit: 15, status: ""};
+const home = {game: "six_nimmt", offset: 0, limit: 15};
+
+/** The match filters, kept in the page's address: #/?bot=a&game=b&status=c&since=d&until=e */
+function filtersFromHash() {
+  const query = location.hash.includes("?") ? location.hash.split("?")[1] : "";
+  const params = new URLSearchParams(query);
+  return {bot: params.get("bot") || "", game: params.get("game") || "",
+          status: params.get("status") || "", since: params.get("since") || "",
+          until: params.get("until") || ""};
+}
 
 function renderHome(view) {
-  const gamePick = h("select", {"data-testid": "game", "aria-label": "game", onchange: (e) => {
-    home.game = e.target.value; home.offset = 0; refreshLeaderboard(); refreshMatches(); }},
-    h("option", {value: "six_nimmt", selected: home.game === "six_nimmt"}, "6 nimmt!"),
-    h("option", {value: "no_thanks", selected: home.game === "no_thanks"}, "No Thanks!"));
-  const statusPick = h("select", {"data-testid": "status-filter", onchange: (e) => {
-    home.status = e.target.value; home.offset = 0; refreshMatches(); }},
+  const filters = filtersFromHash();
+  const setFilter = (key) => (e) => {
+    filters[key] = e.target.value;
+    home.offset = 0;
+    const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v));
+    history.replaceState(null, "", `#/${query.toString() ? "?" + query : ""}`);
+    refreshMatches(filters);
+  };
+  const gamePick = h("select", {"data-testid": "game", onchange: (e) => {
+    home.game = e.target.value; refreshLeaderboard(); }},
+    Object.entries(GAMES).map(([id, title]) =>
+      h("option", {value: id, selected: home.game === id}, title)));
+  const botPick = h("select", {"data-testid": "bot-filter", onchange: setFilter("bot")},
+    h("option", {value: ""}, "any bot"),
+    filters.bot ? h("option", {value: filters.bot, selected: true}, filters.bot) : null);
+  const filterGame = h("select", {"data-testid": "game-filter", onchange: setFilter("game")},
+    h("option", {value: ""}, "any game"),
+    Object.entries(GAMES).map(([id, title]) =>
+      h("option", {value: id, selected: filters.game === id}, title)));
+  const statusPick = h("select", {"data-testid": "status-filter", onchange: setFilter("status")},
     ["", "running", "finished", "aborted", "created"].map((s) =>
-      h("option", {value: s, selected: home.status === s}, s || "any status")));
-  const board = h("section", {class: "panel", id: "leaderboard"},
-    h("h2", {}, "Leaderboard"),
-    h("div", {class: "toolbar"}, gamePick,
+      h("option", {value: s, selected: filters.status === s}, s || "any status")));
+  const since = h("input", {type: "date", "data-testid": "since", value: filters.since,
+                            onchange: setFilter("since")});
+  const until = h("input", {type: "date", "data-testid": "until", value: filters.until,
+                            onchange: setFilter("until")});
+  const board = h("section", {class: "panel", id: "leaderboard", "aria-labelledby": "lb-title"},
+    h("h2", {id: "lb-title"}, "Leaderboard"),
+    h("div", {class: "toolbar"}, labelled("Game", gamePick),
       h("span", {class: "muted", "data-testid": "leaderboard-updated"}, "")),
-    h("table", {}, h("thead", {}, h("tr", {},
-      h("th", {class: "num"}, "#"), h("th", {}, "Bot"), h("th", {class: "num"}, "Version"),
-      h("th", {class: "num"}, "Games"), h("th", {class: "num"}, "Rating"),
-      h("th", {class: "num", title: "mean ± 3 sigma"}, "Skill interval"))),
-      h("tbody", {"data-testid": "leaderboard-rows"})));
-  const matches = h("section", {class: "panel", id: "matches"},
-    h("h2", {}, "Matches"),
-    h("div", {class: "toolbar"}, statusPick,
+    table("Leaderboard", LEADERBOARD, [], {body: "leaderboard-rows"}));
+  const matches = h("section", {class: "panel", id: "matches", "aria-labelledby": "m-title"},
+    h("h2", {id: "m-title"}, "Matches"),
+    h("div", {class: "toolbar filters"}, labelled("Bot", botPick), labelled("Game", filterGame),
+      labelled("Status", statusPick), labelled("From", since), labelled("Before", until)),
+    h("div", {class: "toolbar"},
       h("button", {"data-testid": "newer", onclick: () => {
-        home.offset = Math.max(0, home.offset - home.limit); refreshMatches(); }}, "◀ newer"),
+        home.offset = Math.max(0, home.offset - home.limit); refreshMatches(filters); }},
+        "◀ newer"),
       h("button", {"data-testid": "older", onclick: () => {
-        home.offset += home.limit; refreshMatches(); }}, "older ▶"),
+        home.offset += home.limit; refreshMatches(filters); }}, "older ▶"),
       h("span", {class: "muted", "data-testid": "matches-page"}, "")),
-    h("table", {}, h("thead", {}, h("tr", {},
-      h("th", {}, "Match"), h("th", {}, "Game"), h("th", {}, "Status"), h("th", {}, "Seats"),
-      h("th", {}, "Totals"), h("th", {}, "Created"))),
-      h("tbody", {"data-testid": "match-rows"})));
+    table("Matches", MATCH_COLUMNS, [], {body: "match-rows"}));
   view.replaceChildren(h("h1", {}, "Bullring"), board, matches);
-  every(REFRESH_MS, () => { refreshLeaderboard(); refreshMatches(); });
+  api("/api/bots").then((bots) => {
+    for (const bot of bots) {
+      if (bot.name !== filters.bot) botPick.append(h("option", {value: bot.name}, bot.name));
+    }
+  }).catch(() => {});
+  every(REFRESH_MS, () => { refreshLeaderboard(); refreshMatches(filters); });
 }
+
+const LEADERBOARD = [["#", "num"], ["Bot"], ["Version", "num"], ["Games", "num"],
+                     ["Rating", "num"], ["Skill interval (μ ± 3σ)", "num"]];
+const MATCH_COLUMNS = [["Match"], ["Game"], ["Status"], ["Seats"], ["Totals"], ["Created"]];
 
 async function refreshLeaderboard() {
   const body = document.querySelector("[data-testid=leaderboard-rows]");
@@ -113,10 +231,8 @@ async function refreshLeaderboard() {
   try {
     const board = await api(`/api/leaderboard?game=${encodeURIComponent(home.game)}`);
     body.replaceChildren(...(board.entries.length ? board.entries.map((e) =>
-      h("tr", {"data-bot": e.bot},
-        h("td", {class: "num"}, e.rank), h("td", {}, e.bot), h("td", {class: "num"}, e.version),
-        h("td", {class: "num"}, e.games), h("td", {class: "num"}, e.ordinal.toFixed(2)),
-        h("td", {class: "num"}, `${e.mu.toFixed(2)} ± ${(3 * e.sigma).toFixed(2)}`)))
+      tr({"data-bot": e.bot}, LEADERBOARD, [e.rank, botLink(e.bot, e.bot), e.version, e.games,
+        e.ordinal.toFixed(2), `${e.mu.toFixed(2)} ± ${(3 * e.sigma).toFixed(2)}`]))
       : [h("tr", {}, h("td", {colspan: 6, class: "muted"}, "No rated bots yet."))]));
     document.querySelector("[data-testid=leaderboard-updated]").textContent =
       `updated ${clock()}`;
@@ -125,19 +241,36 @@ async function refreshLeaderboard() {
   }
 }
 
-async function refreshMatches() {
+function seatLinks(m) {
+  const parts = [];
+  m.seats.forEach((name, s) => {
+    if (s) parts.push(", ");
+    parts.push(botLink(name, m.bots && m.bots[s]));
+  });
+  return h("span", {}, parts);
+}
+
+function matchRow(m) {
+  return tr({"data-match": m.id}, MATCH_COLUMNS, [
+    matchLink(m.id), gameName(m.game),
+    h("span", {}, statusTag(m.status), m.live ? " live" : ""),
+    seatLinks(m), m.totals ? m.totals.join(" · ") : "",
+    {attrs: {class: "muted"}, content: new Date(m.created_at).toLocaleString()}]);
+}
+
+/** A date input's day as the start of that day, local time, in ISO form. */
+function dayStart(day) { return day ? new Date(`${day}T00:00:00`).toISOString() : ""; }
+
+async function refreshMatches(filters) {
   const body = document.querySelector("[data-testid=match-rows]");
   if (!body) return;
-  const query = new URLSearchParams({game: home.game, limit: home.limit, offset: home.offset});
-  if (home.status) query.set("status", home.status);
+  const query = new URLSearchParams({limit: home.limit, offset: home.offset});
+  for (const key of ["bot", "game", "status"]) if (filters[key]) query.set(key, filters[key]);
+  if (filters.since) query.set("since", dayStart(filters.since));
+  if (filters.until) query.set("until", dayStart(filters.until));
   try {
     const page = await api(`/api/matches?${query}`);
-    body.replaceChildren(...(page.matches.length ? page.matches.map((m) =>
-      h("tr", {"data-match": m.id},
-        h("td", {}, h("a", {href: `#/match/${m.id}`}, m.id)),
-        h("td", {}, m.game), h("td", {}, statusTag(m.status), m.live ? " live" : ""),
-        h("td", {}, m.seats.join(", ")), h("td", {}, m.totals ? m.totals.join(" · ") : ""),
-        h("td", {class: "muted"}, new Date(m.created_at).toLocaleString())))
+    body.replaceChildren(...(page.matches.length ? page.matches.map(matchRow)
       : [h("tr", {}, h("td", {colspan: 6, class: "muted"}, "No matches."))]));
     const last = Math.min(page.offset + page.limit, page.total);
     document.querySelector("[data-testid=matches-page]").textContent =
@@ -149,9 +282,105 @@ async function refreshMatches() {
   }
 }
 
+// -- a bot's page ------------------------------------------------------------------------
+
+async function renderBot(view, name) {
+  view.replaceChildren(h("p", {class: "muted"}, "Loading…"));
+  let page;
+  try {
+    page = await api(`/api/bots/${encodeURIComponent(name)}`);
+  } catch (err) {
+    view.replaceChildren(h("h1", {}, name), h("p", {class: "error"}, String(err)));
+    return;
+  }
+  const bot = page.bot;
+  const facts = [bot.owner ? `owner ${bot.owner}` : null, `version ${bot.version}`,
+                 bot.house ? `house bot (${bot.house})` : null,
+                 bot.enabled ? null : "disabled"].filter(Boolean).join(" · ");
+  const ratingCols = [["Game"], ["Place", "num"], ["Games", "num"], ["Rating", "num"],
+                      ["Skill interval (μ ± 3σ)", "num"]];
+  const h2hCols = [["Opponent"], ["Game"], ["Matches", "num"], ["Won", "num"],
+                   ["Drawn", "num"], ["Lost", "num"]];
+  const charts = Object.keys(GAMES).map((game) => {
+    const points = page.history.filter((p) => p.game === game);
+    return points.length ? h("section", {class: "panel", "aria-labelledby": `chart-${game}`},
+      h("h2", {id: `chart-${game}`}, `Rating history · ${gameName(game)}`),
+      ratingChart(bot.name, game, points)) : null;
+  }).filter(Boolean);
+  const recent = h("tbody", {"data-testid": "bot-matches"});
+  view.replaceChildren(
+    h("h1", {}, "Bot ", h("span", {"data-testid": "bot-name"}, bot.name)),
+    h("p", {class: "muted"}, facts),
+    h("section", {class: "panel", "aria-labelledby": "ratings-title"},
+      h("h2", {id: "ratings-title"}, "Ratings"),
+      page.ratings.length ? table("Ratings", ratingCols, page.ratings.map((r) =>
+        tr({"data-game": r.game}, ratingCols, [gameName(r.game), r.rank, r.games,
+          r.ordinal.toFixed(2), `${r.mu.toFixed(2)} ± ${(3 * r.sigma).toFixed(2)}`])))
+        : h("p", {class: "muted"}, "Not rated yet.")),
+    ...charts,
+    h("section", {class: "panel", "aria-labelledby": "recent-title"},
+      h("h2", {id: "recent-title"}, "Recent matches"),
+      h("p", {}, h("a", {href: `#/?bot=${encodeURIComponent(bot.name)}`}, "All its matches")),
+      h("table", {class: "stack"}, h("caption", {class: "sr-only"}, "Recent matches"),
+        h("thead", {}, h("tr", {}, MATCH_COLUMNS.map(([t]) => h("th", {scope: "col"}, t)))),
+        recent)),
+    h("section", {class: "panel", "aria-labelledby": "h2h-title"},
+      h("h2", {id: "h2h-title"}, "Head to head"),
+      page.head_to_head.length ? table("Head to head", h2hCols, page.head_to_head.map((r) =>
+        tr({"data-opponent": r.opponent}, h2hCols, [botLink(r.opponent, r.opponent),
+          gameName(r.game), r.matches, r.wins, r.draws, r.losses]))
+      , {"data-testid": "head-to-head"}) : h("p", {class: "muted"}, "No finished matches yet.")));
+  every(REFRESH_MS, async () => {
+    try {
+      const matches = await api(`/api/matches?bot=${encodeURIComponent(bot.name)}&limit=10`);
+      recent.replaceChildren(...(matches.matches.length ? matches.matches.map(matchRow)
+        : [h("tr", {}, h("td", {colspan: 6, class: "muted"}, "No matches."))]));
+    } catch (err) {
+      recent.replaceChildren(h("tr", {}, h("td", {colspan: 6, class: "error"}, String(err))));
+    }
+  });
+}
+
+/** The rating (mu - 3 sigma) after each rated match, drawn as an SVG line over the band
+ * mu ± 3 sigma; the first point is the rating before the first match. */
+function ratingChart(name, game, points) {
+  const series = [{mu: points[0].mu_before, sigma: points[0].sigma_before},
+                  ...points.map((p) => ({mu: p.mu, sigma: p.sigma}))];
+  const W = 640, H = 240, left = 44, right = 12, top = 12, bottom = 28;
+  const lows = series.map((p) => p.mu - 3 * p.sigma), highs = series.map((p) => p.mu + 3 * p.sigma);
+  let min = Math.floor(Math.min(...lows)), max = Math.ceil(Math.max(...highs));
+  if (max - min < 1) { min -= 1; max += 1; }
+  const x = (i) => left + (series.length === 1 ? 0 : i * (W - left - right) / (series.length - 1));
+  const y = (v) => top + (max - v) * (H - top - bottom) / (max - min);
+  const line = (values) => values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+  const band = `${line(highs)} ${lows.map((v, i) => [i, v]).reverse()
+    .map(([i, v]) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ")}`;
+  const ticks = [min, (min + max) / 2, max];
+  const first = lows[0], last = lows[lows.length - 1];
+  const summary = `${name}'s rating at ${gameName(game)} over ${points.length} rated ` +
+    `match${points.length > 1 ? "es" : ""}: from ${first.toFixed(2)} to ${last.toFixed(2)}` +
+    ` (mean ${series[series.length - 1].mu.toFixed(2)} ± ${(3 * series[series.length - 1].sigma).toFixed(2)}).`;
+  return h("figure", {class: "chart"},
+    svg("svg", {viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": summary,
+                "data-testid": "rating-chart", "data-game": game},
+      ticks.map((t) => svg("g", {},
+        svg("line", {x1: left, x2: W - right, y1: y(t), y2: y(t), class: "grid"}),
+        svg("text", {x: left - 6, y: y(t) + 4, "text-anchor": "end"}, t.toFixed(1)))),
+      svg("polygon", {points: band, class: "band"}),
+      svg("polyline", {points: line(series.map((p) => p.mu)), class: "mu"}),
+      svg("polyline", {points: line(lows), class: "ordinal", "data-testid": "rating-line",
+                       "data-points": series.length}),
+      lows.map((v, i) => svg("circle", {cx: x(i), cy: y(v), r: 2.5, class: "dot"})),
+      svg("text", {x: left, y: H - 8}, "before"),
+      svg("text", {x: W - right, y: H - 8, "text-anchor": "end"},
+          `after match ${points.length}`)),
+    h("figcaption", {class: "muted"}, summary,
+      " Solid line: the rating (μ − 3σ); dashed: the mean μ; shaded: μ ± 3σ."));
+}
+
 // -- one match ---------------------------------------------------------------------------
 
-async function renderMatch(view, matchId) {
+async function renderMatch(view, matchId, step) {
   view.replaceChildren(h("p", {class: "muted"}, "Loading…"));
   let match;
   try {
@@ -160,15 +389,28 @@ async function renderMatch(view, matchId) {
     view.replaceChildren(h("p", {class: "error"}, String(err)));
     return;
   }
-  const title = h("h1", {}, `${match.game === "six_nimmt" ? "6 nimmt!" : "No Thanks!"} · match `,
-                  match.id, " ", statusTag(match.status));
-  if (match.status === "finished" || match.status === "aborted") {
-    const replay = await api(`/api/matches/${encodeURIComponent(matchId)}/replay`);
-    view.replaceChildren(title, replayViewer(replay));
+  const badge = h("span", {}, statusTag(match.status));
+  const title = h("h1", {}, `${gameName(match.game)} · match `, match.id, " ", badge);
+  const seats = h("p", {class: "muted"}, "Seats: ", seatLinks(match));
+  if ((match.status === "finished" || match.status === "aborted") && match.totals) {
+    let replay;
+    try {
+      replay = await api(`/api/matches/${encodeURIComponent(matchId)}/replay`);
+    } catch (err) {
+      view.replaceChildren(title, seats, h("p", {class: "error"}, String(err)));
+      return;
+    }
+    view.replaceChildren(title, seats, replayViewer(replay, step, match.bots || []));
+  } else if (match.status === "aborted") {
+    view.replaceChildren(title, seats, h("p", {"data-testid": "no-replay"},
+      "This match was aborted before it started: nobody played, so there is no replay."));
   } else if (match.live) {
-    view.replaceChildren(title, liveView(match));
+    view.replaceChildren(title, seats, liveView(match, (status) => {
+      badge.replaceChildren(statusTag(status));
+      announce(`Match over: ${status}.`);
+    }));
   } else {
-    view.replaceChildren(title, h("p", {class: "muted", "data-testid": "waiting"},
+    view.replaceChildren(title, seats, h("p", {class: "muted", "data-testid": "waiting"},
       match.status === "created" ? "Waiting for the bots to join…"
                                  : "This match is not running on this server."));
     const timer = setTimeout(() => route(), 2000);
@@ -183,74 +425,176 @@ function replaySteps(replay) {
   return replay.game === "six_nimmt" ? sixNimmtSteps(replay) : noThanksSteps(replay);
 }
 
+/** The answers of a 6 nimmt! replay's log by trick (rounds in a row): each trick's card
+ * answers by seat and its row choice answer. */
+function sixNimmtAnswers(replay) {
+  const tricks = [];
+  let lastStep = null;
+  for (const event of replay.events || []) {
+    if (event.type !== "answer") continue;
+    if (event.kind === "PLAY_CARD") {
+      if (event.step !== lastStep) { tricks.push({plays: {}, row: null}); lastStep = event.step; }
+      tricks[tricks.length - 1].plays[event.seat] = event;
+    } else if (event.kind === "CHOOSE_ROW" && tricks.length) {
+      tricks[tricks.length - 1].row = event;
+    }
+  }
+  return tricks;
+}
+
 function sixNimmtSteps(replay) {
   const seats = replay.seats.length;
+  const answers = sixNimmtAnswers(replay);
   const steps = [];
   let before = new Array(seats).fill(0);  // totals of finished rounds
+  let trickNumber = 0;
   replay.rounds.forEach((round, r) => {
     const penalties = new Array(seats).fill(0);
     const piles = Array.from({length: seats}, () => []);
+    let hands = (round.hands || []).map((hand) => [...hand]);
     steps.push({round: r, trick: null, rows: round.rows, draft: round.draft || null,
-                penalties: [...penalties], piles: piles.map((p) => [...p]),
-                totals: [...before]});
+                hands: hands.map((x) => [...x]), penalties: [...penalties],
+                piles: piles.map((p) => [...p]), totals: [...before]});
     let rows = round.rows;
     round.tricks.forEach((trick, t) => {
       trick.taken.forEach((cards, s) => {
         piles[s].push(...cards);
-        penalties[s] += cards.reduce((sum, c) => sum + bullheads(c), 0);
+        penalties[s] += heads(cards);
       });
+      hands = hands.map((hand, s) => hand.filter((c) => c !== trick.plays[s]));
       steps.push({round: r, trick: t, rowsBefore: rows, rows: trick.rows_after,
                   plays: trick.plays, rowChoice: trick.row_choice, taken: trick.taken,
+                  answers: answers[trickNumber] || null, hands: hands.map((x) => [...x]),
                   penalties: [...penalties], piles: piles.map((p) => [...p]),
                   totals: before.map((b, s) => b + penalties[s])});
       rows = trick.rows_after;
+      trickNumber += 1;
     });
     before = before.map((b, s) => b + round.penalties[s]);
   });
   return steps;
 }
 
+/** Where each card of a trick went and why, lowest first (docs/rules.md §1). */
+function placements(rowsBefore, plays, rowChoice) {
+  const rows = rowsBefore.map((row) => [...row]);
+  const order = plays.map((card, seat) => ({card, seat})).sort((a, b) => a.card - b.card);
+  return order.map(({card, seat}) => {
+    let best = null;
+    rows.forEach((row, i) => {
+      const end = row[row.length - 1];
+      if (end < card && (best === null || end > rows[best][rows[best].length - 1])) best = i;
+    });
+    if (best === null) {
+      const row = rowChoice ? rowChoice.row : 0;
+      const taken = rows[row];
+      rows[row] = [card];
+      return {card, seat, row, why: "lowest", taken};
+    }
+    const end = rows[best][rows[best].length - 1];
+    if (rows[best].length >= ROW_LIMIT) {
+      const taken = rows[best];
+      rows[best] = [card];
+      return {card, seat, row: best, why: "sixth", taken, end};
+    }
+    rows[best].push(card);
+    return {card, seat, row: best, why: "follows", taken: [], end};
+  });
+}
+
+/** The answers of a No Thanks! replay's log, attached to the turn each one led to (a
+ * "keep" of the hidden card goes with the seat's next move). */
+function noThanksAnswers(replay) {
+  const pending = (replay.events || []).filter((e) => e.type === "answer");
+  let next = 0;
+  return replay.rounds.map((round) => round.turns.map((turn) => {
+    const found = [];
+    while (next < pending.length) {
+      const answer = pending[next++];
+      found.push(answer);
+      const ends = turn.action === "reveal_hidden"
+        ? answer.kind === "REVEAL_HIDDEN_CARD" && answer.action === "reveal"
+        : answer.kind === "TAKE_OR_PASS";
+      if (ends) break;
+    }
+    return found;
+  }));
+}
+
 function noThanksSteps(replay) {
   const seats = replay.seats.length;
+  const answers = noThanksAnswers(replay);
   const steps = [];
   let before = new Array(seats).fill(0);
   replay.rounds.forEach((round, r) => {
     const chips = new Array(seats).fill(round.chips_start);
     const cards = Array.from({length: seats}, () => []);
+    const revealed = new Array(seats).fill(false);
     let pot = 0;
-    const snapshot = (turn, card) => ({
+    const snapshot = (turn, card, said) => ({
       round: r, turn, card, pot, chips: [...chips], cards: cards.map((c) => [...c]),
+      revealed: [...revealed], answers: said || [],
       scores: cards.map((c, s) => noThanksScore(c, chips[s])),
       totals: before.map((b, s) => b + noThanksScore(cards[s], chips[s])),
     });
     steps.push(snapshot(null, null));
-    round.turns.forEach((turn) => {
+    round.turns.forEach((turn, t) => {
       let card = turn.card;
       if (turn.action === "pass") { chips[turn.seat] -= 1; pot = turn.pot + 1; }
       else if (turn.action === "take") {
         chips[turn.seat] += turn.pot; cards[turn.seat].push(turn.card); pot = 0; card = null;
-      } else if (turn.action === "reveal_hidden") { cards[turn.seat].push(turn.card); card = null; }
-      steps.push(snapshot(turn, card));
+      } else if (turn.action === "reveal_hidden") {
+        cards[turn.seat].push(turn.card); revealed[turn.seat] = true; card = null;
+      }
+      steps.push(snapshot(turn, card, answers[r][t]));
     });
     before = before.map((b, s) => b + round.scores[s]);
   });
   return steps;
 }
 
-function replayViewer(replay) {
+const SPEEDS = [["0.5", "½×"], ["1", "1×"], ["2", "2×"], ["4", "4×"]];
+const STEP_MS = 1000;  // one step a second at 1×
+
+function replayViewer(replay, startStep, bots) {
   const steps = replaySteps(replay);
   const names = replay.seats.map((s) => s.name);
+  const base = `#/match/${encodeURIComponent(replay.match_id)}`;
   let index = 0;
+  let timer = null;
   const stage = h("div", {"data-testid": "stage"});
   const label = h("span", {"data-testid": "step-label"});
+  const stepLink = h("a", {"data-testid": "step-link", href: base}, "link to this step");
   const slider = h("input", {type: "range", min: 0, max: steps.length - 1, value: 0,
-                             "aria-label": "step", oninput: (e) => go(Number(e.target.value))});
+                             "aria-label": "step", "data-testid": "slider",
+                             oninput: (e) => go(Number(e.target.value))});
+  const speed = h("select", {"data-testid": "speed", onchange: () => { if (timer) play(); }},
+    SPEEDS.map(([value, text]) => h("option", {value, selected: value === "1"}, text)));
+  const playButton = h("button", {"data-testid": "play", "aria-pressed": "false",
+                                  onclick: () => (timer ? pause() : play())}, "▶ play");
   const buttons = {
     first: h("button", {"data-testid": "first", onclick: () => go(0)}, "« first"),
     prev: h("button", {"data-testid": "prev", onclick: () => go(index - 1)}, "◀ prev"),
     next: h("button", {"data-testid": "next", onclick: () => go(index + 1)}, "next ▶"),
     last: h("button", {"data-testid": "last", onclick: () => go(steps.length - 1)}, "last »"),
   };
+  function play() {
+    if (timer) clearInterval(timer);
+    if (index === steps.length - 1) go(0);
+    timer = setInterval(() => {
+      if (index >= steps.length - 1) pause();
+      else go(index + 1);
+    }, STEP_MS / Number(speed.value));
+    playButton.textContent = "⏸ pause";
+    playButton.setAttribute("aria-pressed", "true");
+  }
+  function pause() {
+    if (timer) clearInterval(timer);
+    timer = null;
+    playButton.textContent = "▶ play";
+    playButton.setAttribute("aria-pressed", "false");
+  }
+  cleanup.push(pause);
   function go(i) {
     index = Math.max(0, Math.min(steps.length - 1, i));
     slider.value = index;
@@ -258,77 +602,112 @@ function replayViewer(replay) {
     buttons.next.disabled = buttons.last.disabled = index === steps.length - 1;
     const step = steps[index];
     label.textContent = `step ${index + 1} of ${steps.length}`;
-    stage.replaceChildren(replay.game === "six_nimmt" ? sixNimmtStep(step, names, replay)
-                                                      : noThanksStep(step, names, replay));
+    const hash = `${base}/step/${index + 1}`;
+    stepLink.setAttribute("href", hash);
+    if (location.hash !== hash) history.replaceState(null, "", hash);
+    stage.replaceChildren(replay.game === "six_nimmt" ? sixNimmtStep(step, names, replay, bots)
+                                                      : noThanksStep(step, names, replay, bots));
+    if (!timer) announce(label.textContent);
   }
-  const keys = (e) => {
-    if (e.key === "ArrowRight") go(index + 1);
-    if (e.key === "ArrowLeft") go(index - 1);
-  };
-  document.addEventListener("keydown", keys);
-  cleanup.push(() => document.removeEventListener("keydown", keys));
-  const root = h("section", {class: "panel", "data-testid": "replay"},
-    h("div", {class: "toolbar"}, buttons.first, buttons.prev, buttons.next, buttons.last, slider,
-      label),
+  listen(document, "keydown", (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    // A focused control handles its own keys: the slider steps once, by itself.
+    if (e.target.closest && e.target.closest("input, select, textarea")) return;
+    const moves = {ArrowRight: () => go(index + 1), ArrowLeft: () => go(index - 1),
+                   Home: () => go(0), End: () => go(steps.length - 1)};
+    if (moves[e.key]) { e.preventDefault(); moves[e.key](); }
+  });
+  const root = h("section", {class: "panel", "data-testid": "replay", "aria-label": "replay"},
+    h("div", {class: "toolbar"}, buttons.first, buttons.prev, playButton, buttons.next,
+      buttons.last, labelled("Speed", speed)),
+    h("div", {class: "toolbar"}, slider, label, stepLink,
+      h("a", {class: "button", "data-testid": "download", download: `${replay.match_id}.json`,
+              href: `/api/matches/${encodeURIComponent(replay.match_id)}/replay`},
+        "⬇ download replay")),
+    h("p", {class: "muted"}, "Keys: ← → step, Home and End jump to the first and last."),
     stage,
     h("p", {class: "muted"}, `Final totals: ${replay.totals.join(" · ")} · ranks `,
-      replay.ranks.join(" · "), ` · ${replay.termination} · seed ${replay.seed} · `,
-      h("a", {href: `/api/matches/${replay.match_id}/replay`}, "replay JSON")));
-  go(0);
+      replay.ranks.join(" · "), ` · ${replay.termination} · seed ${replay.seed}`));
+  go(startStep ? startStep - 1 : 0);
   return root;
 }
 
-function rowsView(rows, chosen, fresh) {
-  return h("div", {class: "rows", "data-testid": "rows"}, rows.map((row, i) =>
-    h("div", {class: `row${chosen === i ? " chosen" : ""}`, "data-row": i},
+function rowsView(rows, marks, fresh, testid) {
+  return h("div", {class: "rows", "data-testid": testid || "rows"}, rows.map((row, i) =>
+    h("div", {class: `row${marks && marks[i] ? " chosen" : ""}`, "data-row": i},
       h("span", {class: "label"}, `row ${i + 1}`),
-      h("span", {class: "cards"}, row.map((c) => nimmtCard(c, fresh && fresh.has(c)))))));
+      h("span", {class: "cards"}, row.map((c) => nimmtCard(c, fresh && fresh.has(c)))),
+      marks && marks[i] ? h("span", {class: "mark", "data-testid": "row-mark"}, marks[i])
+                        : null)));
 }
 
-function seatTable(headers, rows) {
-  return h("table", {"data-testid": "seats"},
-    h("thead", {}, h("tr", {}, headers.map(([text, cls]) => h("th", {class: cls}, text)))),
-    h("tbody", {}, rows));
+function placementLine(p, names, rowAnswer) {
+  const who = names[p.seat];
+  const card = nimmtCard(p.card);
+  if (p.why === "lowest") {
+    return h("li", {"data-why": "lowest"}, card, ` ${who}: lower than every row, so `,
+      `${who} chose row ${p.row + 1} and takes its ${p.taken.length} card`,
+      p.taken.length === 1 ? "" : "s", ` (${heads(p.taken)} bullheads) `,
+      h("span", {class: "answer"}, "· ", answerNote(rowAnswer)));
+  }
+  if (p.why === "sixth") {
+    return h("li", {"data-why": "sixth"}, card, ` ${who}: goes after ${p.end} in row `,
+      `${p.row + 1} as its sixth card, so ${who} takes its five cards (${heads(p.taken)} `,
+      "bullheads)");
+  }
+  return h("li", {"data-why": "follows"}, card, ` ${who}: after ${p.end} in row ${p.row + 1}`);
 }
 
-function sixNimmtStep(step, names, replay) {
+function sixNimmtStep(step, names, replay, bots) {
   const rounds = replay.rounds.length;
   const where = step.trick === null
     ? `Round ${step.round + 1} of ${rounds} · the deal: four starting rows`
     : `Round ${step.round + 1} of ${rounds} · trick ${step.trick + 1} of ` +
       `${replay.rounds[step.round].tricks.length}`;
   const parts = [h("p", {class: "big", "data-testid": "where"}, where)];
+  const answers = step.answers;
   if (step.trick === null) {
     parts.push(rowsView(step.rows, null, null));
     if (step.draft) parts.push(h("p", {class: "muted"}, "Draft: ",
       step.draft.map((d) => `${names[d.seat]} ${d.card}`).join(", ")));
   } else {
-    const order = step.plays.map((card, seat) => ({card, seat})).sort((a, b) => a.card - b.card);
-    parts.push(h("h2", {}, "Revealed, placed lowest first"),
-      h("div", {class: "cards", "data-testid": "revealed"}, order.map(({card, seat}) =>
-        h("span", {title: names[seat]}, nimmtCard(card), " ", h("span", {class: "muted"},
-          names[seat])))));
+    const placed = placements(step.rowsBefore, step.plays, step.rowChoice);
+    const marks = {};
+    for (const p of placed) {
+      if (p.why !== "follows") {
+        marks[p.row] = `✱ taken by ${names[p.seat]} (${p.why === "lowest" ? "chosen" : "sixth card"})`;
+      }
+    }
+    parts.push(h("h2", {}, "Rows before the trick"), rowsView(step.rowsBefore, null, null,
+                                                              "rows-before"),
+      h("h2", {}, "Revealed, placed lowest first"),
+      h("div", {class: "cards", "data-testid": "revealed"}, placed.map(({card, seat}) =>
+        h("span", {class: "revealed"}, nimmtCard(card), " ",
+          h("span", {class: "muted"}, names[seat])))),
+      h("ol", {class: "placements", "data-testid": "placements"}, placed.map((p) =>
+        placementLine(p, names, answers && answers.row))));
     if (step.rowChoice) {
       parts.push(h("p", {"data-testid": "row-choice"}, `${names[step.rowChoice.seat]} played `,
         `the lowest card and chose row ${step.rowChoice.row + 1}.`));
     }
     parts.push(h("h2", {}, "Rows after the trick"),
-      rowsView(step.rows, step.rowChoice ? step.rowChoice.row : null, new Set(step.plays)));
+      rowsView(step.rows, marks, new Set(step.plays)));
   }
-  parts.push(h("h2", {}, "Seats"), seatTable(
-    [["Seat"], ["Played"], ["Took this trick"], ["Bullheads this round", "num"],
-     ["Running total", "num"]],
-    names.map((name, s) => h("tr", {"data-seat": s},
-      h("td", {}, name),
-      h("td", {}, step.plays ? nimmtCard(step.plays[s]) : ""),
-      h("td", {}, h("span", {class: "cards"},
-        (step.taken ? step.taken[s] : []).map((c) => nimmtCard(c)))),
-      h("td", {class: "num"}, step.penalties[s]),
-      h("td", {class: "num", "data-testid": "total"}, step.totals[s])))));
+  const cols = [["Seat"], ["Hand"], ["Played"], ["Answer"], ["Took this trick"],
+                ["Bullheads this round", "num"], ["Running total", "num"]];
+  parts.push(h("h2", {}, "Seats"), table("Seats", cols,
+    names.map((name, s) => tr({"data-seat": s}, cols, [
+      botLink(name, bots[s]),
+      {attrs: {"data-testid": "hand"}, content: cardList(step.hands[s] || [], (c) => nimmtCard(c))},
+      step.plays ? nimmtCard(step.plays[s]) : "",
+      answers ? answerNote(answers.plays[s]) : "",
+      cardList(step.taken ? step.taken[s] : [], (c) => nimmtCard(c)),
+      step.penalties[s],
+      {attrs: {"data-testid": "total"}, content: step.totals[s]}])), {"data-testid": "seats"}));
   return h("div", {}, parts);
 }
 
-function noThanksStep(step, names, replay) {
+function noThanksStep(step, names, replay, bots) {
   const rounds = replay.rounds.length;
   const round = replay.rounds[step.round];
   let what = "The round begins.";
@@ -338,6 +717,12 @@ function noThanksStep(step, names, replay) {
       : step.turn.action === "take" ? `${who} took ${step.turn.card} and ${step.turn.pot} chips.`
       : `${who} revealed the hidden card ${step.turn.card}.`;
   }
+  const bySeat = {};
+  for (const answer of step.answers) {
+    if (!bySeat[answer.seat] || answer.default) bySeat[answer.seat] = answer;
+  }
+  const cols = [["Seat"], ["Cards"], ["Chips", "num"], ["Score this round", "num"],
+                ["Running total", "num"], ["Hidden card"], ["Answer"]];
   return h("div", {},
     h("p", {class: "big", "data-testid": "where"},
       `Round ${step.round + 1} of ${rounds} · turn ${step.turn ? round.turns.indexOf(step.turn) + 1
@@ -346,16 +731,15 @@ function noThanksStep(step, names, replay) {
     h("div", {class: "toolbar"}, "Card: ",
       h("span", {"data-testid": "card"}, step.card ? plainCard(step.card) : "—"),
       " Pot: ", h("strong", {"data-testid": "pot"}, step.card ? step.pot : 0), " chips"),
-    h("h2", {}, "Seats"), seatTable(
-      [["Seat"], ["Cards"], ["Chips", "num"], ["Score this round", "num"],
-       ["Running total", "num"]],
-      names.map((name, s) => h("tr", {"data-seat": s},
-        h("td", {}, name),
-        h("td", {}, h("span", {class: "cards"},
-          [...step.cards[s]].sort((a, b) => a - b).map(plainCard))),
-        h("td", {class: "num"}, step.chips[s]),
-        h("td", {class: "num"}, step.scores[s]),
-        h("td", {class: "num", "data-testid": "total"}, step.totals[s])))));
+    h("h2", {}, "Seats"), table("Seats", cols,
+      names.map((name, s) => tr({"data-seat": s}, cols, [
+        botLink(name, bots[s]),
+        cardList([...step.cards[s]].sort((a, b) => a - b), plainCard),
+        step.chips[s], step.scores[s],
+        {attrs: {"data-testid": "total"}, content: step.totals[s]},
+        round.hidden ? `${round.hidden[s]}${step.revealed[s] ? " (revealed)" : " (face down)"}`
+                     : "—",
+        bySeat[s] ? answerNote(bySeat[s]) : ""])), {"data-testid": "seats"}));
 }
 
 // -- live spectating ---------------------------------------------------------------------
@@ -363,7 +747,8 @@ function noThanksStep(step, names, replay) {
 /** The public state of a live match, rebuilt from its public events only. */
 function liveState(match) {
   const seats = match.seats.length;
-  return {game: match.game, names: match.seats, events: 0, round: 0, trick: 0,
+  return {game: match.game, names: match.seats, bots: match.bots || [], events: 0, round: 0,
+          trick: 0,
           rows: [], plays: null, rowChoice: null, taken: null,
           penalties: new Array(seats).fill(0), totals: new Array(seats).fill(0),
           card: null, pot: 0, deckLeft: null, cards: Array.from({length: seats}, () => []),
@@ -427,13 +812,61 @@ function applyPublic(state, event) {
   }
 }
 
-function liveView(match) {
+/** Whose turn it is and their clocks, asked of the server every TURN_POLL_MS and counted
+ * down in between. Public facts only: who must still answer and the time left. */
+function turnPanel(match) {
+  const names = match.seats;
+  const line = h("p", {"data-testid": "turn"}, "Waiting for the first decision…");
+  const clocks = h("ul", {class: "clocks", "data-testid": "clocks"});
+  let turn = null, at = 0, stopped = false;
+  const tick = () => {
+    if (!turn) return;
+    const gone = performance.now() - at;
+    if (!turn.running) {
+      line.textContent = "Nobody is being waited for: the match is not in play here now.";
+      clocks.replaceChildren(); return;
+    }
+    if (!turn.waiting.length) {
+      line.textContent = "Everyone has answered; the cards are being placed.";
+      clocks.replaceChildren(); return;
+    }
+    line.textContent = turn.waiting.length === names.length && names.length > 1
+      ? "Every seat is choosing at once:" : "To answer now:";
+    clocks.replaceChildren(...turn.waiting.map((w) => h("li", {"data-seat": w.seat},
+      h("strong", {}, w.name), " · ",
+      h("span", {class: "clock", "data-testid": "clock"},
+        `${(Math.max(0, w.ms_left - gone) / 1000).toFixed(1)} s left`),
+      ` of ${(turn.deadline_ms / 1000).toFixed(1)} s`)));
+  };
+  const poll = async () => {
+    if (stopped) return;
+    try {
+      turn = await api(`/api/matches/${encodeURIComponent(match.id)}/turn`);
+      at = performance.now();
+      tick();
+    } catch (err) {
+      line.textContent = String(err);
+    }
+  };
+  every(TURN_POLL_MS, poll);
+  const ticker = setInterval(tick, 100);
+  const stop = () => { stopped = true; clearInterval(ticker); };
+  cleanup.push(stop);
+  const root = h("section", {class: "turn", "aria-labelledby": "turn-title",
+                             "data-testid": "turn-panel"},
+    h("h2", {id: "turn-title"}, "Whose turn"), line, clocks);
+  return {root, stop: () => { stop(); line.textContent = "The match is over."; clocks.replaceChildren(); }};
+}
+
+function liveView(match, onEnd) {
   const state = liveState(match);
   const stage = h("div", {"data-testid": "live-stage"});
   const counter = h("span", {"data-testid": "live-count"}, "0");
   const banner = h("p", {"data-testid": "live-status"}, h("span", {class: "live-dot"}),
     "Live — public facts only (hands and chip counts stay secret). Events: ", counter);
-  const root = h("section", {class: "panel", "data-testid": "live"}, banner, stage);
+  const turn = turnPanel(match);
+  const root = h("section", {class: "panel", "data-testid": "live", "aria-label": "live match"},
+    banner, turn.root, stage);
   let drawn = 0;
   const draw = () => {
     drawn = state.events;
@@ -452,7 +885,9 @@ function liveView(match) {
     source.close();
     const end = JSON.parse(message.data);
     state.totals = end.totals;
+    turn.stop();
     draw();
+    onEnd(end.termination === "normal" ? "finished" : "aborted");
     banner.replaceChildren(h("strong", {"data-testid": "live-ended"},
       `Match over (${end.termination}): totals ${end.totals.join(" · ")}, ranks `,
       end.ranks.join(" · "), ". "), h("a", {href: `#/match/${match.id}`, onclick: () =>
@@ -464,37 +899,36 @@ function liveView(match) {
 }
 
 function liveSixNimmt(state) {
+  const cols = [["Seat"], ["Revealed"], ["Took"], ["Bullheads this round", "num"],
+                ["Total of finished rounds", "num"]];
+  const marks = state.rowChoice ? {[state.rowChoice[1]]:
+    `✱ chosen by ${state.names[state.rowChoice[0]]}`} : null;
   return h("div", {},
     h("p", {class: "big", "data-testid": "where"},
       `Round ${state.round + 1} · trick ${state.plays ? state.trick + 1 : "—"}`),
-    h("h2", {}, "Rows"), rowsView(state.rows, state.rowChoice ? state.rowChoice[1] : null,
-                                  state.plays ? new Set(state.plays) : null),
-    h("h2", {}, "Seats"), seatTable(
-      [["Seat"], ["Revealed"], ["Took"], ["Bullheads this round", "num"],
-       ["Total of finished rounds", "num"]],
-      state.names.map((name, s) => h("tr", {"data-seat": s},
-        h("td", {}, name),
-        h("td", {}, state.plays ? nimmtCard(state.plays[s]) : ""),
-        h("td", {}, h("span", {class: "cards"},
-          (state.taken ? state.taken[s] : []).map((c) => nimmtCard(c)))),
-        h("td", {class: "num"}, state.penalties[s]),
-        h("td", {class: "num", "data-testid": "total"}, state.totals[s])))));
+    h("h2", {}, "Rows"), rowsView(state.rows, marks, state.plays ? new Set(state.plays) : null),
+    h("h2", {}, "Seats"), table("Seats", cols,
+      state.names.map((name, s) => tr({"data-seat": s}, cols, [
+        botLink(name, state.bots[s]),
+        state.plays ? nimmtCard(state.plays[s]) : "",
+        cardList(state.taken ? state.taken[s] : [], (c) => nimmtCard(c)),
+        state.penalties[s],
+        {attrs: {"data-testid": "total"}, content: state.totals[s]}])), {"data-testid": "seats"}));
 }
 
 function liveNoThanks(state) {
+  const cols = [["Seat"], ["Cards"], ["Total of finished rounds", "num"]];
   return h("div", {},
     h("p", {class: "big", "data-testid": "where"}, `Round ${state.round + 1}`),
     h("div", {class: "toolbar"}, "Card: ",
       h("span", {"data-testid": "card"}, state.card ? plainCard(state.card) : "—"),
       " Pot: ", h("strong", {"data-testid": "pot"}, state.pot), " chips · deck: ",
       state.deckLeft === null ? "—" : state.deckLeft),
-    h("h2", {}, "Seats"), seatTable(
-      [["Seat"], ["Cards"], ["Total of finished rounds", "num"]],
-      state.names.map((name, s) => h("tr", {"data-seat": s},
-        h("td", {}, name),
-        h("td", {}, h("span", {class: "cards"},
-          [...state.cards[s]].sort((a, b) => a - b).map(plainCard))),
-        h("td", {class: "num", "data-testid": "total"}, state.totals[s])))));
+    h("h2", {}, "Seats"), table("Seats", cols,
+      state.names.map((name, s) => tr({"data-seat": s}, cols, [
+        botLink(name, state.bots[s]),
+        cardList([...state.cards[s]].sort((a, b) => a - b), plainCard),
+        {attrs: {"data-testid": "total"}, content: state.totals[s]}])), {"data-testid": "seats"}));
 }
 
 // -- routing -----------------------------------------------------------------------------
@@ -503,9 +937,13 @@ function route() {
   for (const stop of cleanup) stop();
   cleanup = [];
   const view = document.getElementById("view");
-  const match = location.hash.match(/^#\/match\/([^/]+)$/);
-  if (match) renderMatch(view, decodeURIComponent(match[1]));
+  const path = location.hash.split("?")[0];
+  const match = path.match(/^#\/match\/([^/]+)(?:\/step\/(\d+))?$/);
+  const bot = path.match(/^#\/bot\/([^/]+)$/);
+  if (match) renderMatch(view, decodeURIComponent(match[1]), match[2] ? Number(match[2]) : null);
+  else if (bot) renderBot(view, decodeURIComponent(bot[1]));
   else renderHome(view);
+  window.scrollTo(0, 0);
 }
 
 window.addEventListener("hashchange", route);

@@ -1,0 +1,2 @@
+"""End-to-end tests: a real bullring serve process, real bot processes, gRPC and HTTP on
+loopback."""

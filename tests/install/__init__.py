@@ -1,0 +1,1 @@
+"""Install tests: packages built into fresh virtual environments (the image's files, the SDK)."""

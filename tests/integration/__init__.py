@@ -1,0 +1,2 @@
+"""Integration tests: the server's parts in-process, on real sockets and real databases
+(SQLite and PostgreSQL)."""

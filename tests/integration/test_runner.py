@@ -1,0 +1,474 @@
+"""The SDK's bot runner: loading bots by spec, and playing against a fake referee over gRPC.
+
+The fake referees here are real ``grpc.aio`` (or threaded ``grpc``) servers on a loopback
+port, scripted per connection, so reconnects, refusals and missed deadlines are exercised
+through the very channel code the runner uses against the real server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import socket
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from client_sdk import bot_spec, runner, runner_cli, wire
+from client_sdk.bot import Bot
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.house.greedy import GreedyBot
+from referee.registry import get_game
+from tests.bots.low_card import LowCard
+
+TOKEN = "seat-token-1"
+BOTS = Path(__file__).resolve().parents[1] / "bots"
+
+# --------------------------------------------------------------------------- test bots
+
+RECORDERS: list[Recorder] = []
+
+
+class Recorder(LowCard):
+    """LowCard that records the public events it is told and how often it decided."""
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(seed)
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self.decisions = 0
+        RECORDERS.append(self)
+
+    def decide(self, observation: Any) -> Any:
+        """Count, then play the lowest card."""
+        self.decisions += 1
+        return super().decide(observation)
+
+    def on_event(self, type_: str, fields: dict[str, Any]) -> None:
+        """Remember the event."""
+        self.events.append((type_, fields))
+
+
+RELEASE_SLOW = threading.Event()
+
+
+class Slow(LowCard):
+    """Blocks in ``decide`` until the test releases it: every deadline is missed."""
+
+    def decide(self, observation: Any) -> Any:
+        """Wait for the test, then play the lowest card."""
+        RELEASE_SLOW.wait(10)
+        return super().decide(observation)
+
+
+# --------------------------------------------------------------------------- fake referees
+
+
+def decision(decision_id: str, time_left_ms: int = 5000) -> tuple[pb.PlayResponse, int]:
+    """A real 6 nimmt! opening decision for seat 0, and the card LowCard answers with."""
+    state = get_game("six_nimmt").new_state(2, {}, 1)
+    observation = state.observation(0)
+    request = wire.observation_to_request(observation, decision_id, time_left_ms)
+    return pb.PlayResponse(decision=request), min(observation.hand)
+
+
+STARTED = pb.PlayResponse(match_started=pb.MatchStarted(
+    match_id="m-1", game="six_nimmt", seat=0, seat_names=["me", "house"]))
+ENDED = pb.MatchEnded(totals=[3, 7], ranks=[1, 2], termination="normal")
+
+Script = Callable[[int, Any], Awaitable[None]]
+"""A fake referee's Play behaviour: ``(connection number, context)``."""
+
+
+class FakeReferee:
+    """A grpc.aio server on 127.0.0.1 whose Play runs ``script`` for each connection."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.connections = 0
+        self.tokens: list[str | None] = []
+        self.server = grpc.aio.server()
+        self.address = ""
+
+    async def _play(self, request_iterator: Any, context: Any) -> None:
+        self.connections += 1
+        self.tokens.append(dict(context.invocation_metadata()).get("authorization"))
+        await self.script(self.connections, context)
+
+    async def __aenter__(self) -> FakeReferee:
+        handler = grpc.stream_stream_rpc_method_handler(
+            self._play, request_deserializer=pb.PlayRequest.FromString,
+            response_serializer=pb.PlayResponse.SerializeToString)
+        self.server.add_generic_rpc_handlers(
+            [grpc.method_handlers_generic_handler(wire.BOT_SERVICE, {"Play": handler})])
+        port = self.server.add_insecure_port("127.0.0.1:0")
+        await self.server.start()
+        self.address = f"127.0.0.1:{port}"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.server.stop(None)
+
+
+async def read_rest(context: Any) -> list[pb.PlayRequest]:
+    """Every request until the client half-closes the stream."""
+    rest = []
+    while (request := await context.read()) is not grpc.aio.EOF:
+        rest.append(request)
+    return rest
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (just released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# --------------------------------------------------------------------------- load_bot
+
+
+def test_load_house_bot() -> None:
+    """``house:NAME`` is the house bot, seeded as asked."""
+    bot = bot_spec.load_bot("house:greedy", "six_nimmt", 4)
+    assert isinstance(bot, GreedyBot)
+    assert bot.rng.random() == random.Random(4).random()
+
+
+def test_load_module_class() -> None:
+    """``package.module:Class`` imports the module and returns ``Class(seed)``."""
+    bot = bot_spec.load_bot("tests.bots.low_card:LowCard", "six_nimmt", 5)
+    assert type(bot) is LowCard
+    assert bot.rng.random() == random.Random(5).random()
+
+
+def test_load_file_path(tmp_path: Path) -> None:
+    """``path/to/file.py:Class`` loads the file, which may import modules beside it."""
+    bot = bot_spec.load_bot(f"{BOTS / 'low_card.py'}:LowCard", "six_nimmt", 0)
+    assert type(bot).__name__ == "LowCard" and isinstance(bot, Bot)
+    (tmp_path / "helper_for_file_bot.py").write_text("CARD_PICK = max\n")
+    (tmp_path / "my_bot.py").write_text(
+        "from client_sdk.bot import Bot\n"
+        "from helper_for_file_bot import CARD_PICK\n"
+        "class High(Bot):\n"
+        "    def play_card(self, observation):\n"
+        "        return CARD_PICK(observation.hand)\n")
+    high = bot_spec.load_bot(f"{tmp_path / 'my_bot.py'}:High", "no_thanks", 1)
+    observation = get_game("six_nimmt").new_state(2, {}, 1).observation(0)
+    assert high.decide(observation) == max(observation.hand)
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("", "expected house:NAME"),
+    ("low_card", "expected house:NAME"),
+    ("house:", "unknown house bot ''"),
+    ("house:nobody", "unknown house bot 'nobody'; known: random"),
+    ("tests.bots.low_card:", "is not a class name"),
+    ("tests.bots.low_card:1x", "is not a class name"),
+    (":LowCard", "neither a module name nor a path"),
+    ("tests/bots/low_card:LowCard", "neither a module name nor a path"),
+    ("no_such_module_xyz:Bot", "cannot import 'no_such_module_xyz'"),
+    ("tests.bots.low_card:Missing", "has no 'Missing'"),
+    ("json:dumps", "is not a subclass of client_sdk.bot.Bot"),
+    ("does/not/exist.py:Bot", "no such file"),
+])
+def test_bad_specs(spec: str, message: str) -> None:
+    """Every bad spec is a ValueError that says what is wrong."""
+    with pytest.raises(ValueError, match="bad bot spec") as error:
+        bot_spec.load_bot(spec, "six_nimmt", 0)
+    assert message in str(error.value)
+
+
+def test_bot_for_another_game() -> None:
+    """A bot that does not play the match's game is a ValueError too."""
+    with pytest.raises(ValueError, match="plays no_thanks, not 'six_nimmt'"):
+        bot_spec.load_bot("house:never_take", "six_nimmt", 0)
+    with pytest.raises(ValueError, match="plays six_nimmt, not 'no_thanks'"):
+        bot_spec.load_bot("tests.bots.low_card:LowCard", "no_thanks", 0)
+
+
+# --------------------------------------------------------------------------- play
+
+
+@pytest.mark.timeout(30)
+def test_reconnects_into_the_same_seat(caplog: pytest.LogCaptureFixture) -> None:
+    """A dropped stream is reconnected; the resent decision gets the same answer."""
+    caplog.set_level(logging.INFO, logger="bullring.bot")
+    RECORDERS.clear()
+    request, card = decision("d1")
+    joins: list[pb.PlayRequest] = []
+    answers: list[pb.PlayRequest] = []
+    after_end: list[list[pb.PlayRequest]] = []
+    seen: list[str] = []
+
+    async def script(connection: int, context: Any) -> None:
+        joins.append(await context.read())
+        await context.write(STARTED)
+        if connection == 1:
+            await context.write(pb.PlayResponse(event=pb.PublicEvent(
+                type="RoundStarted", json=json.dumps({"round": 0}))))
+        await context.write(request)
+        answers.append(await context.read())
+        if connection == 1:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "server restarting")
+        await context.write(pb.PlayResponse(rejected=pb.AnswerRejected(
+            decision_id="d0", reason=pb.REJECT_REASON_NOT_PENDING, message="d0 is over")))
+        await context.write(pb.PlayResponse(match_ended=ENDED))
+        after_end.append(await read_rest(context))
+
+    async def main() -> pb.MatchEnded:
+        async with FakeReferee(script) as referee:
+            ended = await runner.play(
+                referee.address, TOKEN, "tests.integration.test_runner:Recorder", seed=3,
+                client="test-client", on_message=lambda m: seen.append(m.WhichOneof("body")))
+            assert referee.connections == 2
+            assert referee.tokens == [f"Bearer {TOKEN}"] * 2
+            return ended
+
+    assert asyncio.run(main()) == ENDED
+    assert [j.join.client for j in joins] == ["test-client", "test-client"]
+    assert [(a.answer.decision_id, a.answer.action.card) for a in answers] == [("d1", card)] * 2
+    assert after_end == [[]]
+    [bot] = RECORDERS  # one bot for the whole match, across the reconnect
+    assert bot.decisions == 1
+    assert bot.events == [("RoundStarted", {"round": 0})]
+    assert seen == ["match_started", "event", "decision", "match_started", "decision",
+                    "rejected", "match_ended"]
+    assert "reconnecting in" in caplog.text and "UNAVAILABLE: server restarting" in caplog.text
+    rejected = [r for r in caplog.records if "rejected" in r.getMessage()]
+    assert rejected[0].levelno == logging.WARNING
+    assert "REJECT_REASON_NOT_PENDING" in rejected[0].getMessage()
+    assert "d0 is over" in rejected[0].getMessage()
+    assert f"decision d1 (PLAY_CARD): answered {card}" in caplog.text
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("code", "error"), [
+    (grpc.StatusCode.UNAUTHENTICATED, PermissionError),
+    (grpc.StatusCode.PERMISSION_DENIED, PermissionError),
+    (grpc.StatusCode.INVALID_ARGUMENT, ValueError),
+    (grpc.StatusCode.RESOURCE_EXHAUSTED, ValueError),
+])
+def test_refusals_are_not_retried(code: grpc.StatusCode, error: type[Exception]) -> None:
+    """A refused token or request raises at once, with the server's details."""
+
+    async def script(connection: int, context: Any) -> None:
+        await context.abort(code, "no seat has this token")
+
+    async def main() -> int:
+        async with FakeReferee(script) as referee:
+            with pytest.raises(error, match=f"{code.name}: no seat has this token"):
+                await runner.play(referee.address, "bad", "house:random")
+            return referee.connections
+
+    assert asyncio.run(main()) == 1
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("reason", "error"), [
+    (pb.CLOSE_REASON_REPLACED, RuntimeError),
+    (pb.CLOSE_REASON_TOKEN_REVOKED, PermissionError),
+    (pb.CLOSE_REASON_BOT_DISABLED, PermissionError),
+])
+def test_a_closed_stream_is_not_reconnected(reason: pb.CloseReason,
+                                            error: type[Exception]) -> None:
+    """A stream the server ends with a Closed message (replaced, token revoked, bot disabled)
+    raises with the server's words and is never dialled again, even when the status that
+    follows reaches the client as INTERNAL (a write racing the end, grpc/grpc#36066). The
+    Join says which games the bot plays."""
+    request, _ = decision("d1")
+    joins: list[pb.PlayRequest] = []
+
+    async def script(connection: int, context: Any) -> None:
+        joins.append(await context.read())
+        await context.write(STARTED)
+        await context.write(request)
+        await context.write(pb.PlayResponse(closed=pb.Closed(
+            reason=reason, message="replaced by a newer connection (gRPC Play from x)")))
+        await context.abort(grpc.StatusCode.INTERNAL, "Internal error from Core")
+
+    async def main() -> int:
+        async with FakeReferee(script) as referee:
+            with pytest.raises(error, match=r"replaced by a newer connection \(gRPC Play"):
+                await runner.play(referee.address, TOKEN, "house:greedy")
+            return referee.connections
+
+    assert asyncio.run(main()) == 1
+    assert list(joins[0].join.games) == ["six_nimmt"]
+
+
+@pytest.mark.timeout(30)
+def test_gives_up_when_nothing_listens(caplog: pytest.LogCaptureFixture) -> None:
+    """With no server, the runner retries with backoff, then raises ConnectionError."""
+    caplog.set_level(logging.INFO, logger="bullring.bot")
+    address = f"127.0.0.1:{free_port()}"
+    began = time.monotonic()
+    with pytest.raises(ConnectionError, match=f"gave up on {address} after 0.6 s"):
+        asyncio.run(runner.play(address, TOKEN, "house:random", give_up_after_s=0.6))
+    assert 0.5 < time.monotonic() - began < 5
+    assert caplog.text.count("reconnecting in") >= 3  # backed off, but kept trying
+
+
+@pytest.mark.timeout(30)
+def test_a_missed_deadline_sends_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    """A bot slower than time left minus the margin is not answered for."""
+    RELEASE_SLOW.clear()
+    request, _ = decision("d1", time_left_ms=80)
+    received: list[list[pb.PlayRequest]] = []
+
+    async def script(connection: int, context: Any) -> None:
+        await context.read()
+        await context.write(STARTED)
+        await context.write(request)
+        await context.write(pb.PlayResponse(match_ended=ENDED))
+        received.append(await read_rest(context))
+
+    async def main() -> pb.MatchEnded:
+        async with FakeReferee(script) as referee:
+            return await runner.play(referee.address, TOKEN, "tests.integration.test_runner:Slow",
+                                     margin_ms=50)
+
+    try:
+        assert asyncio.run(main()) == ENDED
+    finally:
+        RELEASE_SLOW.set()
+    assert received == [[]]
+    assert "missed decision d1 (PLAY_CARD)" in caplog.text
+
+
+@pytest.mark.timeout(30)
+def test_unary_transport() -> None:
+    """Subscribe carries the server's messages; each answer goes by SubmitAnswer."""
+    request, card = decision("d7")
+    submitted: list[pb.SubmitAnswerRequest] = []
+    tokens: list[str | None] = []
+
+    async def main() -> pb.MatchEnded:
+        answered = asyncio.Event()
+
+        async def subscribe(req: pb.SubscribeRequest, context: Any) -> None:
+            tokens.append(dict(context.invocation_metadata()).get("authorization"))
+            assert req.client == "bullring-python"
+            await context.write(STARTED)
+            await context.write(request)
+            await answered.wait()
+            await context.write(pb.PlayResponse(match_ended=ENDED))
+
+        async def submit(req: pb.SubmitAnswerRequest, context: Any) -> pb.SubmitAnswerResponse:
+            tokens.append(dict(context.invocation_metadata()).get("authorization"))
+            submitted.append(req)
+            answered.set()
+            return pb.SubmitAnswerResponse(
+                accepted=pb.AnswerAccepted(decision_id=req.answer.decision_id))
+
+        server = grpc.aio.server()
+        server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(wire.BOT_SERVICE, {
+            "Subscribe": grpc.unary_stream_rpc_method_handler(
+                subscribe, request_deserializer=pb.SubscribeRequest.FromString,
+                response_serializer=pb.PlayResponse.SerializeToString),
+            "SubmitAnswer": grpc.unary_unary_rpc_method_handler(
+                submit, request_deserializer=pb.SubmitAnswerRequest.FromString,
+                response_serializer=pb.SubmitAnswerResponse.SerializeToString),
+        })])
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            return await runner.play(f"127.0.0.1:{port}", TOKEN, "tests.bots.low_card:LowCard",
+                                     transport="unary")
+        finally:
+            await server.stop(None)
+
+    assert asyncio.run(main()) == ENDED
+    assert [(s.answer.decision_id, s.answer.action.card) for s in submitted] == [("d7", card)]
+    assert tokens == [f"Bearer {TOKEN}"] * 2
+
+
+def test_bad_arguments_fail_before_connecting() -> None:
+    """A bad spec or transport is a ValueError without any connection attempt."""
+    address = f"127.0.0.1:{free_port()}"
+    with pytest.raises(ValueError, match="bad bot spec"):
+        asyncio.run(runner.play(address, TOKEN, "house:nobody"))
+    with pytest.raises(ValueError, match="unknown transport"):
+        asyncio.run(runner.play(address, TOKEN, "house:random", transport="pigeon"))
+
+
+# --------------------------------------------------------------------------- command line
+
+
+@pytest.fixture
+def cli_logging() -> Iterator[None]:
+    """Undo the stderr handler ``run_from_args`` installs."""
+    yield
+    logger = logging.getLogger("bullring.bot")
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+    logger.setLevel(logging.NOTSET)
+
+
+def threaded_referee(play: Callable[[Iterator[pb.PlayRequest], Any], Iterator[pb.PlayResponse]]
+                     ) -> tuple[grpc.Server, str]:
+    """A threaded gRPC server (the CLI runs its own event loop) serving ``play``."""
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(wire.BOT_SERVICE, {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            play, request_deserializer=pb.PlayRequest.FromString,
+            response_serializer=pb.PlayResponse.SerializeToString)})])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    return server, f"127.0.0.1:{port}"
+
+
+@pytest.mark.timeout(30)
+def test_cli_prints_the_result(capsys: pytest.CaptureFixture[str], cli_logging: None,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bullring bot`` plays the match and prints one line; the token may come from env."""
+    tokens: list[str | None] = []
+
+    def play(requests: Iterator[pb.PlayRequest], context: Any) -> Iterator[pb.PlayResponse]:
+        tokens.append(dict(context.invocation_metadata()).get("authorization"))
+        next(requests)
+        yield STARTED
+        yield pb.PlayResponse(match_ended=ENDED)
+
+    server, address = threaded_referee(play)
+    try:
+        monkeypatch.setenv("BULLRING_TOKEN", "from-env")
+        assert runner_cli.main(["--server", address, "--seed", "2", "-v", "house:random"]) == 0
+    finally:
+        server.stop(None)
+    out, err = capsys.readouterr()
+    assert out == "match m-1 ended: totals [3, 7] ranks [1, 2] (normal)\n"
+    assert "connected to" in err
+    assert tokens == ["Bearer from-env"]
+
+
+@pytest.mark.timeout(30)
+def test_cli_exit_codes(capsys: pytest.CaptureFixture[str], cli_logging: None,
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """3 for a refused token, 4 after giving up, 2 for a bad spec or no token."""
+    monkeypatch.delenv("BULLRING_TOKEN", raising=False)
+
+    def refuse(requests: Iterator[pb.PlayRequest], context: Any) -> Iterator[pb.PlayResponse]:
+        context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+        yield from ()
+
+    server, address = threaded_referee(refuse)
+    try:
+        assert runner_cli.main(("--server", address, "--token", "x", "house:random")) == 3
+    finally:
+        server.stop(None)
+    assert "UNAUTHENTICATED: unknown token" in capsys.readouterr().err
+    nowhere = f"127.0.0.1:{free_port()}"
+    assert runner_cli.main(("--server", nowhere, "--token", "x", "--give-up-after", "0.2",
+                            "house:random")) == 4
+    assert "gave up" in capsys.readouterr().err
+    assert runner_cli.main(("--server", nowhere, "--token", "x", "nope")) == 2
+    assert runner_cli.main(("--server", nowhere, "house:random")) == 2
+    assert "a token is required" in capsys.readouterr().err

@@ -1,0 +1,1 @@
+"""Property tests (hypothesis): random games and seeds against the rules."""

@@ -1,0 +1,22 @@
+// A bot whose third 6 nimmt! card throws (tests/starter_kits.py puts it in src/bot.ts).
+import { Bot, NoThanksObservation, SixNimmtObservation, run } from './bullring';
+
+class ThrowingBot implements Bot {
+  private cards = 0;
+
+  playCard(obs: SixNimmtObservation, legal: number[]): number {
+    this.cards += 1;
+    if (this.cards === 3) throw new Error('thrown on purpose');
+    return legal[0];
+  }
+
+  chooseRow(obs: SixNimmtObservation, legal: number[]): number { return legal[0]; }
+
+  draftCard(obs: SixNimmtObservation, legal: number[]): number { return legal[0]; }
+
+  takeOrPass(obs: NoThanksObservation, legal: string[]): string { return legal[0]; }
+
+  revealHiddenCard(obs: NoThanksObservation, legal: string[]): string { return legal[0]; }
+}
+
+run(new ThrowingBot());

@@ -1,0 +1,1 @@
+"""Browser tests: the web page in Debian's headless Chromium."""
