@@ -96,6 +96,11 @@ def utc_now() -> datetime:
 # --------------------------------------------------------------------------- processes
 
 
+LAST_S = 20 * 60
+"""The window the memory figure covers: how much the server's RSS grew over the soak's last
+20 minutes (past its warm-up)."""
+
+
 @dataclass
 class Server:
     """``bullring serve`` with its log in a file; its stdout drained to another."""
@@ -106,6 +111,8 @@ class Server:
     proc: subprocess.Popen[str] | None = None
     address: str = ""
     rss_kb: list[int] = field(default_factory=list)
+    rss_at: list[float] = field(default_factory=list)
+    """When each RSS sample was taken (monotonic seconds)."""
 
     @property
     def log(self) -> Path:
@@ -136,6 +143,14 @@ class Server:
         """Remember the server's resident memory now."""
         assert self.proc is not None
         self.rss_kb.append(proc_status(self.proc.pid, "VmRSS"))
+        self.rss_at.append(time.monotonic())
+
+    def growth_kb(self, last_s: float) -> tuple[int, int]:
+        """How much the RSS grew over the last ``last_s`` seconds of samples (last sample
+        less the first one inside that window), and how many samples that window holds."""
+        start = self.rss_at[-1] - last_s
+        window = [kb for kb, at in zip(self.rss_kb, self.rss_at, strict=True) if at >= start]
+        return window[-1] - window[0], len(window)
 
     def peak_rss_kb(self) -> int:
         """The server's peak resident memory so far (VmHWM)."""
@@ -728,13 +743,16 @@ def main() -> int:
     print(f"ratings: {result['ratings_compared']} recomputed from the stored matches, max "
           f"|difference| {result['max_rating_gap']:.3g} (tolerance {TOLERANCE:g})")
     rss = server.rss_kb
+    grown, window = server.growth_kb(min(LAST_S, elapsed * 60))
     print(f"server memory: peak RSS {peak / 1024:.0f} MiB; RSS first {rss[0] / 1024:.0f} MiB, "
-          f"last {rss[-1] / 1024:.0f} MiB ({len(rss)} samples)")
+          f"last {rss[-1] / 1024:.0f} MiB ({len(rss)} samples); over the last "
+          f"{min(LAST_S, elapsed * 60) / 60:.0f} minutes it grew {grown / 1024:.1f} MiB "
+          f"({window} samples)")
     (folder / "summary.json").write_text(json.dumps({
         "command": command, "minutes": round(elapsed, 2), "db": args.db,
         "deadline_ms": args.deadline_ms, "chaos": dict(chaos.events),
         "garbage": dict(garbage.events), "garbage_codes": dict(garbage.codes),
-        "peak_rss_kb": peak, "rss_kb": rss, **result}, indent=2))
+        "peak_rss_kb": peak, "rss_kb": rss, "rss_growth_last_kb": grown, **result}, indent=2))
     if result["problems"]:
         print(f"FAILED: {len(result['problems'])} problems")
         for problem in result["problems"][:40]:

@@ -8,8 +8,6 @@ one match after another.
 
 BOT is ``house:NAME`` (a house bot), ``package.module:ClassName`` or
 ``path/to/file.py:ClassName`` (a ``client_sdk.bot.Bot`` subclass).
-
-The runner itself (``client_sdk.runner``, which loads gRPC) is imported only when it plays.
 """
 
 from __future__ import annotations
@@ -22,6 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from client_sdk import cli
+
+# The engines (and gRPC) are imported inside run_from_args, so that --help starts fast.
 
 TRANSPORTS = ("stream", "unary")
 """``stream``: the bidirectional Play stream; ``unary``: Subscribe plus SubmitAnswer calls."""

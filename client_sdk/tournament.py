@@ -25,37 +25,30 @@ so ``--workers K`` gives exactly the report of one worker.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import itertools
-import json
 import math
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from client_sdk import cli
 from client_sdk.arena import (
     BotRaisedError,
     GameOutcome,
     overlap_note,
     play_seated,
-    progress_bar,
     run_ranges,
     seating,
 )
 from client_sdk.bot import Bot
 from client_sdk.bot_spec import bot_factory
-from client_sdk.cli import BotFailedError, UsageError, bot_traceback
+from client_sdk.cli import BotFailedError, bot_traceback
 from client_sdk.house import HOUSE_BOTS
+from client_sdk.tournament_cli import FORMATS
 from referee.core import Action, derive_seed
 from referee.registry import get_game
-
-FORMATS = ("round-robin", "duplicate")
-"""The tournament formats, as ``--format`` names them."""
 
 Z95 = 1.96
 """The normal quantile of a two-sided 95% interval."""
@@ -396,53 +389,6 @@ def format_report(rep: Report) -> str:
 # --------------------------------------------------------------------------- command line
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``bullring tournament`` options and the positional entrants to ``parser``."""
-    parser.add_argument("--game", required=True, type=cli.GameName(),
-                        help="six_nimmt or no_thanks (or id/version)")
-    parser.add_argument("--format", required=True, choices=FORMATS)
-    parser.add_argument("--games", type=cli.positive(), required=True,
-                        help="games at every table (duplicate: rounded up to whole deals)")
-    parser.add_argument("--seats", type=cli.Integer(2), default=None,
-                        help="table size (default: every entrant at one table)")
-    parser.add_argument("--seed", type=cli.Integer(), default=0, help="the root seed")
-    parser.add_argument("--setting", action="append", default=[], type=cli.SettingPair(),
-                        metavar="KEY=VALUE", help="a setting of every game")
-    parser.add_argument("--workers", type=cli.Integer(1, 256), default=1,
-                        help="worker processes (default: 1)")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--replays", type=cli.WritableDir(), metavar="DIR",
-                        help="write one replay per game")
-    parser.add_argument("bots", nargs="+", metavar="BOT", type=cli.BotSpec(bare_house=True),
-                        help="a house bot (random, greedy, never_take, threshold) or "
-                             "module:Class; name one twice to seat it twice")
-    cli.command(parser, run_from_args)
-
-
-def run_from_args(args: argparse.Namespace) -> int:
-    """Run ``bullring tournament``: print the report; 0 when played."""
-    if os.getcwd() not in sys.path:  # `module:Class` finds modules in the current folder
-        sys.path.insert(0, os.getcwd())
-    settings = cli.game_settings(args.game, args.setting)
-    config = TournamentConfig(args.game, args.format, tuple(args.bots), args.games, args.seats,
-                              args.seed, settings, args.replays)
-    try:
-        validate(config)
-    except TournamentError as exc:
-        raise UsageError(str(exc)) from None
-    show = sys.stderr.isatty()
-    played = run(config, args.workers, progress_bar() if show else None)
-    rep = report(config, played)
-    if args.json:
-        print(json.dumps(rep.to_json(), indent=2))
-        return 0
-    print(format_report(rep))
-    note = report_note(rep)
-    if note:
-        print(note)
-    return 0
-
-
 def report_note(rep: Report) -> str | None:
     """A note when the two best entrants' "vs field" intervals overlap: for round-robin it
     points at the duplicate format, for duplicate at more games."""
@@ -457,15 +403,3 @@ def report_note(rep: Report) -> str | None:
                       f"fewer games: --format duplicate --seats 2 {best.bot} {second.bot}.")
     return overlap_note(best.bot, best.vs_field, best.vs_field_ci95, second.bot,
                         second.vs_field, second.vs_field_ci95, suggestion)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``bullring-tournament``."""
-    parser = cli.new_parser("bullring-tournament", __doc__)
-    add_arguments(parser)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``bullring-tournament``: tournaments, as the bot SDK installs them."""
-    return cli.run("bullring-tournament", build_parser(), argv)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import enum
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
 from referee.core import (
@@ -177,8 +177,13 @@ class NoThanksState:
 
     game = GAME_ID
 
-    def __init__(self, seats: int, settings: Mapping[str, Any] | None = None, seed: int = 0):
+    def __init__(self, seats: int, settings: Mapping[str, Any] | None = None, seed: int = 0,
+                 deals: Sequence[Sequence[int]] = ()):
         self.settings: dict[str, SettingValue] = parse_settings(SETTINGS, settings)
+        self.deals: list[list[int]] = [list(d) for d in deals]
+        """Given deals, by round: the removed cards (the hidden ones first, by seat), then
+        the deck in the order it is turned up (a replay recorded elsewhere is re-checked
+        with its own); a round past them is dealt from the seed."""
         two = bool(self.settings["two_seats"])
         low = 2 if two else 3
         if isinstance(seats, bool) or not isinstance(seats, int) or not low <= seats <= 7:
@@ -322,9 +327,15 @@ class NoThanksState:
     def _start_round(self) -> list[Event]:
         self.round += 1
         n = self.seats
-        rng = random.Random(derive_seed(self.seed, "deal", self.round))
         cards = [c for c in range(LOWEST_CARD, HIGHEST_CARD + 1) if c not in self.out]
-        rng.shuffle(cards)
+        if self.round < len(self.deals):
+            given = self.deals[self.round]
+            if sorted(given) != cards:
+                raise SettingsError(f"round {self.round}: a deal orders the cards {cards[0]}.."
+                                    f"{cards[-1]} in play, each once, not {given!r}")
+            cards = list(given)
+        else:
+            random.Random(derive_seed(self.seed, "deal", self.round)).shuffle(cards)
         removed = cards[:self._removed_count]
         self.deck = cards[self._removed_count:]
         self.hidden_cards = list(removed[:n]) if self.hidden else [None] * n
@@ -376,9 +387,9 @@ class NoThanksState:
 
 
 def new_state(seats: int, settings: Mapping[str, Any] | None = None,
-              seed: int = 0) -> NoThanksState:
+              seed: int = 0, deals: Sequence[Sequence[int]] = ()) -> NoThanksState:
     """Start a No Thanks! match; raises SettingsError for settings the rules do not allow."""
-    return NoThanksState(seats, settings, seed)
+    return NoThanksState(seats, settings, seed, deals)
 
 
 __all__ = ["SETTINGS", "Move", "NoThanksState", "Observation", "View", "new_state", "score"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -50,6 +50,12 @@ class GameState(Protocol):
         """Every round so far as a docs/replay-format.md ROUND record."""
 
 
+DealtState = Callable[[int, Mapping[str, Any] | None, int, Sequence[Sequence[int]]],
+                     GameState]
+"""A game's constructor dealt from given deals (by round) as far as they go, then from the
+seed: how a replay recorded elsewhere is re-checked from its rounds."""
+
+
 class UnknownGameError(RefereeError):
     """No game is registered under the id asked for."""
 
@@ -65,6 +71,9 @@ class GameSpec:
     max_seats: int
     settings: tuple[Setting, ...]
     new_state: Callable[[int, Mapping[str, Any] | None, int], GameState]
+    dealt_state: DealtState | None = None
+    """The constructor from given deals, for games whose replays can be checked from their
+    rounds alone; None if this game's cannot."""
 
     @property
     def versioned_id(self) -> str:
@@ -76,9 +85,9 @@ GAMES: dict[str, GameSpec] = {
     spec.versioned_id: spec
     for spec in (
         GameSpec("six_nimmt", 1, "6 nimmt!", six_nimmt.MIN_SEATS, six_nimmt.MAX_SEATS,
-                 six_nimmt.SETTINGS, six_nimmt.new_state),
+                 six_nimmt.SETTINGS, six_nimmt.new_state, six_nimmt.new_state),
         GameSpec("no_thanks", 1, "No Thanks!", no_thanks.MIN_SEATS, no_thanks.MAX_SEATS,
-                 no_thanks.SETTINGS, no_thanks.new_state),
+                 no_thanks.SETTINGS, no_thanks.new_state, no_thanks.new_state),
     )
 }
 """Every game, by versioned id."""

@@ -51,8 +51,18 @@ def build_replay(state: GameState, *, match_id: str, seat_names: Sequence[str],
     }
 
 
-def verify(replay: dict[str, Any]) -> None:
-    """Replay ``replay``'s answers through the engine; raise ReplayError at the first mismatch."""
+FROM_LOG = "its match log"
+FROM_ROUNDS = "its rounds alone (it has no match log)"
+"""What ``verify`` checked a replay from."""
+
+
+def verify(replay: dict[str, Any]) -> str:
+    """Replay ``replay``'s answers through the engine; raise ReplayError at the first mismatch.
+
+    A replay whose match log holds no answer (one recorded by another program, say) is
+    checked from its rounds alone: each round is dealt as the replay says and played as
+    its rounds say, every play must be legal, and every resulting record, total and rank
+    must match. Returns what was checked: ``FROM_LOG`` or ``FROM_ROUNDS``."""
     if not isinstance(replay, dict):
         raise ReplayError("a replay must be a JSON object")
     if replay.get("format") != FORMAT:
@@ -63,11 +73,28 @@ def verify(replay: dict[str, Any]) -> None:
         if field not in replay:
             raise ReplayError(f"replay lacks the required field {field!r}")
     spec = get_game(str(replay["game"]))
+    events, rounds = replay["events"], replay["rounds"]
+    if not isinstance(events, list) or not isinstance(rounds, list):
+        raise ReplayError("events and rounds must be lists")
+    from_log = any(isinstance(e, dict) and e.get("type") == ANSWER for e in events)
+    if not from_log and spec.dealt_state is None:
+        raise ReplayError(f"the match log holds no answer, and {spec.id} replays cannot be "
+                          f"checked from their rounds alone")
     try:
-        state = spec.new_state(len(replay["seats"]), replay["settings"], int(replay["seed"]))
+        if from_log or spec.dealt_state is None:
+            state = spec.new_state(len(replay["seats"]), replay["settings"],
+                                   int(replay["seed"]))
+        else:
+            state = spec.dealt_state(len(replay["seats"]), replay["settings"],
+                                     int(replay["seed"]), [_deal(spec.id, r) for r in rounds])
     except RefereeError as exc:
         raise ReplayError(f"settings: {exc}") from exc
-    _replay_answers(state, replay["events"])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ReplayError(f"rounds: not a deal this reader understands ({exc!r})") from exc
+    if from_log:
+        _replay_answers(state, events)
+    else:
+        _replay_rounds(state, rounds)
     termination = replay["termination"]
     if termination == "normal" and not state.over:
         raise ReplayError("termination is 'normal' but the answers do not finish the game")
@@ -78,6 +105,65 @@ def verify(replay: dict[str, Any]) -> None:
         totals, ranks = state.result()
         _compare("totals", list(totals), replay["totals"])
         _compare("ranks", list(ranks), replay["ranks"])
+    return FROM_LOG if from_log else FROM_ROUNDS
+
+
+def _deal(game: str, record: dict[str, Any]) -> list[int]:
+    """The cards of a round as its record says they were dealt, in the order the engine
+    deals them (``new_state``'s ``deals``)."""
+    if game == "six_nimmt":
+        if "draft" in record:
+            return []  # drafted from the whole pool: nothing was dealt
+        return [c for hand in record["hands"] for c in hand] + [r[0] for r in record["rows"]]
+    hidden = list(record.get("hidden") or [])
+    return hidden + [c for c in record["removed"] if c not in hidden] + list(record["deck"])
+
+
+def _round_plan(game: str, record: dict[str, Any]) -> list[tuple[str, dict[int, Any]]]:
+    """The answers a round record says were given, in order, each with where it is."""
+    plan: list[tuple[str, dict[int, Any]]] = []
+    if game == "six_nimmt":
+        for p, pick in enumerate(record.get("draft") or []):
+            plan.append((f"draft[{p}]", {int(pick["seat"]): pick["card"]}))
+        for t, trick in enumerate(record["tricks"]):
+            plan.append((f"tricks[{t}].plays", dict(enumerate(trick["plays"]))))
+            choice = trick.get("row_choice")
+            if choice is not None:
+                plan.append((f"tricks[{t}].row_choice", {int(choice["seat"]): choice["row"]}))
+        return plan
+    for t, turn in enumerate(record["turns"]):
+        action = "reveal" if turn["action"] == "reveal_hidden" else turn["action"]
+        plan.append((f"turns[{t}]", {int(turn["seat"]): action}))
+    return plan
+
+
+def _replay_rounds(state: GameState, rounds: list[Any]) -> None:
+    """Play the answers the round records give (a No Thanks! seat that does not reveal
+    its hidden card keeps it); raise ReplayError naming the first that does not fit."""
+    for r, record in enumerate(rounds):
+        try:
+            plan = _round_plan(state.game, record)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ReplayError(f"rounds[{r}]: not a round this reader understands "
+                              f"({exc!r})") from exc
+        for where, answers in plan:
+            path = f"rounds[{r}].{where}"
+            kept = [s for s, d in state.pending.items()
+                    if d.kind == "REVEAL_HIDDEN_CARD" and answers.get(s) != "reveal"]
+            try:
+                if kept:
+                    state.apply({s: "keep" for s in kept})
+            except RefereeError as exc:
+                raise ReplayError(f"{path}: {exc}") from exc
+            if state.over or answers.keys() != state.pending.keys():
+                raise ReplayError(f"{path}: seats {sorted(answers)} answer, but the rules ask "
+                                  f"{sorted(state.pending)}")
+            try:
+                for seat, action in answers.items():
+                    state.validate(seat, action)
+                state.apply(answers)
+            except RefereeError as exc:
+                raise ReplayError(f"{path}: {exc}") from exc
 
 
 def public_events(replay: dict[str, Any]) -> list[Any]:

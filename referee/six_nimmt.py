@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import random
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from operator import add
 from typing import Any, Final, NamedTuple, NoReturn, cast
 
@@ -211,6 +211,7 @@ _STATE_FIELDS = (
     "seats",
     "seed",
     "settings",
+    "deals",
     "step",
     "totals",
     "trick",
@@ -225,8 +226,12 @@ class SixNimmtState:
     game = GAME_ID
     __slots__ = _STATE_FIELDS
 
-    def __init__(self, seats: int, settings: Mapping[str, Any] | None = None, seed: int = 0):
+    def __init__(self, seats: int, settings: Mapping[str, Any] | None = None, seed: int = 0,
+                 deals: Sequence[Sequence[int]] = ()):
         check_seats(GAME_ID, seats, MIN_SEATS, MAX_SEATS)
+        self.deals: list[list[int]] = [list(d) for d in deals]
+        """Given deals, by round: each seat's hand then the four row cards (a replay recorded
+        elsewhere is re-checked with its own); a round past them is dealt from the seed."""
         self.settings: dict[str, SettingValue] = parse_settings(SETTINGS, settings)
         self.seats = seats
         self.seed = seed
@@ -443,7 +448,15 @@ class SixNimmtState:
             record["draft"] = []
             self._ask_draft()
             return []
-        cards = seeded_sample(_DECK, HAND_SIZE * n + ROW_COUNT, self.seed, "deal", self.round)
+        if self.round < len(self.deals):
+            cards = self.deals[self.round]
+            if len(cards) != HAND_SIZE * n + ROW_COUNT or len(set(cards)) != len(cards) or \
+                    not all(c.__class__ is int and 1 <= c <= len(_DECK) for c in cards):
+                raise SettingsError(f"round {self.round}: a deal is {HAND_SIZE * n + ROW_COUNT}"
+                                    f" distinct cards of 1..{len(_DECK)}, not {cards!r}")
+        else:
+            cards = seeded_sample(_DECK, HAND_SIZE * n + ROW_COUNT, self.seed, "deal",
+                                  self.round)
         self.hands = [tuple(sorted(cards[i:i + HAND_SIZE])) for i in range(0, HAND_SIZE * n,
                                                                              HAND_SIZE)]
         self._lay_rows(tuple(map(_ALONE.__getitem__, cards[HAND_SIZE * n:])))
@@ -579,9 +592,9 @@ def _why_illegal(decision: Decision, action: object) -> str:
 
 
 def new_state(seats: int, settings: Mapping[str, Any] | None = None,
-              seed: int = 0) -> SixNimmtState:
+              seed: int = 0, deals: Sequence[Sequence[int]] = ()) -> SixNimmtState:
     """Start a 6 nimmt! match; raises SettingsError for settings the rules do not allow."""
-    return SixNimmtState(seats, settings, seed)
+    return SixNimmtState(seats, settings, seed, deals)
 
 
 __all__ = ["BULLHEADS", "SETTINGS", "Observation", "SettingsError", "SixNimmtState", "View",

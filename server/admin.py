@@ -104,7 +104,8 @@ def _enable(store: Store, name: str, enabled: bool) -> pb.SetBotEnabledResponse:
 
 
 def _create_match(store: Store, request: pb.CreateMatchRequest) -> pb.CreateMatchResponse:
+    """Register a match; an unset seed (0) deals from a fresh random one, as over HTTP."""
     created = create_match(store, request.game, request.seats, dict(request.settings),
-                           request.seed, dict(request.house))
+                           request.seed or None, dict(request.house))
     return pb.CreateMatchResponse(match_id=created.match_id,
                                   tokens=[token or "" for token in created.tokens])

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import gc
 import logging
 import signal
 import socket
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -18,13 +21,14 @@ from grpc_reflection.v1alpha import reflection
 from client_sdk import cli, wire
 from server.admin import AdminService
 from server.api.app import build_app
-from server.api.context import ApiContext
+from server.api.context import ApiContext, token_gate
 from server.api.serving import HttpServer
 from server.db_retry import DEFAULT_BUDGET_S, DatabaseUnavailableError
 from server.hub import MatchHub
 from server.instances import InstanceGuard
 from server.ladder import Ladder, LadderOptions
 from server.ladder_service import LadderService
+from server.limits import Limits
 from server.options import DEFAULT_DB
 from server.service import BotService, SpectatorService, TokenInterceptor
 from server.store import Store
@@ -47,6 +51,8 @@ class ServerOptions:
     """The ladders this server runs and its house bots."""
     db_retry_s: float = DEFAULT_BUDGET_S
     """How long a database call is retried while the database is unavailable."""
+    limits: Limits = field(default_factory=Limits)
+    """What clients may hold on both ports: connections, streams, sizes, silences."""
 
 
 class RefereeServer:
@@ -62,8 +68,11 @@ class RefereeServer:
         """Matches left running by a server that died, aborted when this one started."""
         self.health = health.aio.HealthServicer()
         self.server = grpc.aio.server(interceptors=[TokenInterceptor(self.hub)],
-                                      options=wire.channel_options())
-        self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder).handler(),
+                                      options=[*wire.channel_options(),
+                                               *options.limits.grpc_options()])
+        self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder,
+                                                         options.limits.header_timeout_s
+                                                         ).handler(),
                                               SpectatorService(self.hub).handler(),
                                               AdminService(self.store, self.ladder).handler(),
                                               LadderService(self.store).handler()))
@@ -73,10 +82,12 @@ class RefereeServer:
                  reflection.SERVICE_NAME)
         reflection.enable_server_reflection(names, self.server)
         self.port = 0
+        self._trimmer: asyncio.Task[None] | None = None
         self.http: HttpServer | None = None
         if options.http_port is not None:
-            app = build_app(ApiContext(self.hub, self.ladder))
-            self.http = HttpServer(app, options.host, options.http_port, options.grace_s)
+            context = ApiContext(self.hub, self.ladder)
+            self.http = HttpServer(build_app(context), options.host, options.http_port,
+                                   options.grace_s, options.limits, token_gate(context))
 
     async def start(self) -> int:
         """Abort matches left by dead servers, bind and start serving, start the ladder;
@@ -86,22 +97,31 @@ class RefereeServer:
         if self.aborted_at_start:
             log.warning("aborted %d matches left running by a server that is gone: %s",
                         len(self.aborted_at_start), ", ".join(self.aborted_at_start))
-        self.port = self.server.add_insecure_port(f"{self.options.host}:{self.options.port}")
+        address = f"{self.options.host}:{self.options.port}"
+        try:
+            self.port = self.server.add_insecure_port(address)
+        except RuntimeError:  # grpc's "Failed to bind" does not say why; a plain bind does
+            raise OSError(f"cannot listen on {address} (gRPC): "
+                          f"{_bind_error(self.options.host, self.options.port)}") from None
         await self.server.start()
         if self.http is not None:
             try:
                 await self.http.start()
-            except OSError:
+            except OSError as exc:
                 await self.server.stop(0)
-                raise
+                raise OSError(f"cannot listen on {_url_host(self.options.host)}:"
+                              f"{self.options.http_port} (HTTP): {exc.strerror or exc}") from None
         for name in ("", wire.BOT_SERVICE, wire.SPECTATOR_SERVICE):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         await self.ladder.start()
+        self._trimmer = asyncio.create_task(trim_memory_forever(), name="malloc-trim")
         return self.port
 
     async def stop(self) -> None:
         """Stop gracefully: refuse new calls, abort live matches (stored as aborted)."""
         await self.health.enter_graceful_shutdown()
+        if self._trimmer is not None:
+            self._trimmer.cancel()
         await self.ladder.stop()
         await self.hub.shutdown()
         if self.http is not None:
@@ -122,7 +142,7 @@ async def serve(options: ServerOptions) -> None:
     try:
         port = await server.start()
     except OSError as exc:
-        raise cli.UsageError(f"cannot listen on {options.host}: {exc}") from None
+        raise cli.UsageError(str(exc)) from None
     print(f"bullring: listening on {options.host}:{port} (database {options.db})", flush=True)
     if server.http is not None:
         print(f"bullring: web page and HTTP API on http://{_url_host(options.host)}:"
@@ -153,8 +173,57 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
+MALLOC_ARENAS = 2
+"""glibc malloc arenas for the whole process. By default every thread that allocates may get
+an arena of its own (up to 8 per core): grpc's threads and the database worker threads each
+keep freed memory in theirs, and the server's resident size creeps up for hours."""
+
+TRIM_EVERY_S = 30.0
+"""How often freed native memory is handed back to the system (``malloc_trim``)."""
+
+
+def _libc() -> ctypes.CDLL | None:
+    """glibc, if this process runs on it."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+    return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
+
+
+def tune_malloc() -> None:
+    """Cap glibc's malloc arenas (call before threads start); no-op without glibc."""
+    libc = _libc()
+    if libc is not None:
+        libc.mallopt(-8, MALLOC_ARENAS)  # M_ARENA_MAX
+
+
+async def trim_memory_forever(every_s: float = TRIM_EVERY_S) -> None:
+    """Hand freed native memory back to the system now and then (glibc keeps the free
+    pages of its heaps otherwise: the 3,000 streams a client opened and closed stay
+    resident after they are gone)."""
+    libc = _libc()
+    if libc is None:
+        return
+    while True:
+        await asyncio.sleep(every_s)
+        await asyncio.to_thread(libc.malloc_trim, 0)
+
+
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
+
+
+def _bind_error(host: str, port: int) -> str:
+    """Why ``host:port`` cannot be bound, as the system says it (or a general reason)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return str(exc.strerror or exc)
+    return "the address is in use or not available"
+
 def _welcome(server: RefereeServer, address: str) -> str:
     ladder = server.ladder
     games = ", ".join(f"{g} ({s.minimum}-{s.maximum} seats)" if s.minimum != s.maximum
@@ -169,6 +238,45 @@ def _welcome(server: RefereeServer, address: str) -> str:
             f"  bullring bot --server {address} --token TOKEN --ladder {game} house:greedy"
             f"   # or module:Class\n"
             f"bullring: leaderboard: bullring leaderboard --game {game} --db {db}")
+
+
+class ClientNoise(logging.Filter):
+    """Keeps what clients cause from flooding the log. A write that fails because its
+    client hung up (grpc's ``ExecuteBatchError``) is the client's doing: logged at DEBUG,
+    without its traceback. A refused accept (the process is out of file descriptors) is
+    logged once a minute at most, without a traceback, with how many were left out."""
+
+    GONE = "ExecuteBatchError raised in core"
+    ACCEPT = "socket.accept() out of system resource"
+    EVERY_S = 60.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = -self.EVERY_S
+        self._left_out = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Demote or throttle the records of the kinds above; pass the rest."""
+        message = record.getMessage()
+        if self.GONE in message:
+            if not logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
+                return False
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        elif self.ACCEPT in message:
+            now = time.monotonic()
+            if now - self._last < self.EVERY_S:
+                self._left_out += 1
+                return False
+            self._last = now
+            if self._left_out:
+                message += f" ({self._left_out} more in the last minute, not logged)"
+                self._left_out = 0
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        else:
+            return True
+        record.msg, record.args = message, ()
+        record.exc_info = record.exc_text = None
+        return True
 
 
 def check_ports(host: str, ports: Sequence[tuple[str, int | None]]) -> None:
@@ -195,7 +303,11 @@ def main(options: ServerOptions) -> int:
     (one line) before anything listens."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    noise = ClientNoise()
+    for name in ("grpc._cython.cygrpc", "asyncio"):
+        logging.getLogger(name).addFilter(noise)
     check_ports(options.host, [("--port", options.port), ("--http-port", options.http_port)])
     tune_gc()
+    tune_malloc()
     asyncio.run(serve(options))
     return 0

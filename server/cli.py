@@ -34,16 +34,20 @@ def _replay_verify(args: argparse.Namespace) -> int:
                 name = f"{file}:{number}" if file.suffix == ".jsonl" else str(file)
                 checked += 1
                 try:
-                    replay.verify(one)
+                    checked_from = replay.verify(one)
                 except RefereeError as exc:
                     failures += 1
                     print(f"{name}: MISMATCH {exc}")
+                    continue
+                if checked_from == replay.FROM_ROUNDS:
+                    print(f"{name}: verified from {checked_from}")
     print(f"{checked} replays checked, {checked - failures} verified, {failures} failed")
     return 1 if failures or not checked else 0
 
 
 def _serve(args: argparse.Namespace) -> int:
     from server import app, ladder
+    from server.limits import Limits
 
     sizes = {game: ladder.TableSize(low, high) for game, low, high in args.table_size}
     settings: dict[str, dict[str, str]] = {}
@@ -54,7 +58,11 @@ def _serve(args: argparse.Namespace) -> int:
     server_options = app.ServerOptions(args.host, args.port, options.db_url(args),
                                        args.start_timeout, ladder=ladder_options,
                                        db_retry_s=args.db_retry,
-                                       http_port=None if args.http_port < 0 else args.http_port)
+                                       http_port=None if args.http_port < 0 else args.http_port,
+                                       limits=Limits(args.max_connections, args.max_streams,
+                                                     args.max_body_kb * 1024,
+                                                     header_timeout_s=args.header_timeout,
+                                                     idle_timeout_s=args.idle_timeout))
     return app.main(server_options)
 
 
@@ -91,6 +99,25 @@ def _add_serve(commands: cli.Commands) -> None:
     serve.add_argument("--http-port", type=cli.Port(allow_off=True), default=8080,
                        help="port of the HTTP API and web page (default: 8080; 0 picks a free "
                             "port, -1: off)")
+    limits = serve.add_argument_group(
+        "limits", "what clients may hold, the same on the gRPC and the HTTP port")
+    limits.add_argument("--max-connections", type=cli.non_negative(), default=0, metavar="N",
+                        help="open connections per port (default: 0, half of the open-file "
+                             "limit less a reserve, each)")
+    limits.add_argument("--max-streams", type=cli.positive(), default=1000, metavar="N",
+                        help="concurrent gRPC streams per connection (default: 1000)")
+    limits.add_argument("--max-body-kb", type=cli.positive(), default=1024, metavar="KB",
+                        help="largest HTTP request body, refused with 413 before it is read "
+                             "(default: 1024)")
+    limits.add_argument("--header-timeout", type=cli.Seconds(0, strict=True), default=10.0,
+                        metavar="SECONDS",
+                        help="a new connection's handshake (gRPC), a request head (HTTP) and "
+                             "a Play stream's Join must arrive within this, else it is closed "
+                             "(default: 10)")
+    limits.add_argument("--idle-timeout", type=cli.Seconds(0, strict=True), default=60.0,
+                        metavar="SECONDS",
+                        help="a connection with no call in progress is closed after this "
+                             "(default: 60)")
     cli.command(serve, _serve)
 
 
@@ -102,7 +129,7 @@ def _bot(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser of every ``bullring`` subcommand."""
-    from client_sdk import arena, runner_cli, tournament
+    from client_sdk import arena_cli, runner_cli, tournament_cli
     from server import health_probe
 
     parser = cli.new_parser("bullring", __doc__)
@@ -123,10 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
     cli.command(verify, _replay_verify)
 
     arena_parser = commands.add_parser("arena", help="play many local games between bots")
-    arena.add_arguments(arena_parser)
+    arena_cli.add_arguments(arena_parser)
     cup = commands.add_parser("tournament", help="a round-robin or duplicate tournament, "
                                                  "played here")
-    tournament.add_arguments(cup)
+    tournament_cli.add_arguments(cup)
     probe = commands.add_parser("health", help="ask a server whether it is SERVING")
     health_probe.add_arguments(probe)
     return parser

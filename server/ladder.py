@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import psycopg
+
 from client_sdk.generated.bullring.v1 import referee_pb2 as pb
 from client_sdk.house import HOUSE_BOTS
 from referee.core import RefereeError
@@ -27,8 +29,9 @@ from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub, game_refusal
 from server.instances import InstanceGuard
 from server.match_runner import MatchRunner, Outbox, replaced
+from server.match_setup import fresh_seed
 from server.models import BotRow
-from server.store import MatchConfig, Store
+from server.store import FREED_CHANNEL, MatchConfig, Store
 
 log = logging.getLogger("bullring.ladder")
 
@@ -40,6 +43,12 @@ STOP_S = 10.0
 BOT_CHECK_S = 0.5
 """How often the registry is read for the connected bots: a token rotated or a bot disabled
 by another process (``bullring bots``, another server) ends its streams within this."""
+FAIR_JITTER_S = 0.05
+"""On PostgreSQL, once bots are freed (by this server or another, as the database tells
+every server), each server waits a random moment of up to this before it forms tables: so
+the server that ran the match has no head start, and every server seats its share."""
+LISTEN_RETRY_S = 2.0
+"""How soon listening for freed bots is tried again after the connection failed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +199,7 @@ class Ladder:
         self._tasks.append(asyncio.create_task(self._check_bots(), name="ladder-bot-check"))
         if self.store.engine.dialect.name == "postgresql":
             self._tasks.append(asyncio.create_task(self._sweeper(), name="ladder-sweeper"))
+            self._tasks.append(asyncio.create_task(self._listen(), name="ladder-listen"))
         self.poke()
 
     async def stop(self) -> None:
@@ -315,7 +325,7 @@ class Ladder:
             del self.sessions[session.bot]
         if session.seat is not None:
             runner, seat, connection = session.seat
-            runner.detach(seat, connection, "stream closed")
+            runner.detach(seat, connection, session.outbox.why_ended("stream closed"))
             session.seat = None
 
     def target(self, bot: str) -> tuple[MatchRunner, int] | None:
@@ -402,6 +412,28 @@ class Ladder:
                 elif not enabled:
                     self.revoke(name, pb.CLOSE_REASON_BOT_DISABLED)
 
+    async def _listen(self) -> None:
+        """Wake the matchmaker whenever any server frees bots (PostgreSQL LISTEN on the
+        store's ``FREED_CHANNEL``), after a random moment (``FAIR_JITTER_S``)."""
+        url = self.store.listen_url()
+        assert url is not None
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+                    await conn.execute(f"LISTEN {FREED_CHANNEL}")
+                    self._fair_poke()  # bots freed while this was not listening
+                    async for _ in conn.notifies():
+                        self._fair_poke()
+            except psycopg.Error as exc:
+                log.warning("listening for freed bots: %s; again in %s s", exc,
+                            LISTEN_RETRY_S)
+                await asyncio.sleep(LISTEN_RETRY_S)
+
+    def _fair_poke(self) -> None:
+        """Poke the matchmaker after a random moment of up to ``FAIR_JITTER_S``."""
+        asyncio.get_running_loop().call_later(self._random.uniform(0, FAIR_JITTER_S),
+                                              self.poke)
+
     def _waiting(self, game: str) -> list[_Waiter]:
         waiting = [_Waiter(s.bot, None, self._last.get(s.bot, _NEVER))
                    for s in self.sessions.values()
@@ -433,7 +465,7 @@ class Ladder:
 
     async def _seat(self, game: str, table: list[_Waiter]) -> None:
         names = [w.name for w in table]
-        seed = self._random.randrange(2**31)
+        seed = fresh_seed()  # not from self._random: published seeds would reveal its state
         settings = self.settings[game]
         tokens = {s.bot: s.token_hash for s in self.sessions.values()
                   if s.bot in names and s.token_hash is not None}
@@ -488,7 +520,10 @@ class Ladder:
                 self._resting.add(name)
                 asyncio.get_running_loop().call_later(self.options.house_rest_s,
                                                       self._rested, name)
-        self.poke()
+        if self.store.sqlite:
+            self.poke()
+        else:
+            self._fair_poke()  # as every other server does, told by the database
 
     def _retry(self) -> None:
         if not self._retry_due:

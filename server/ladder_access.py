@@ -56,8 +56,9 @@ class LadderAccess(Protocol):
     def rotate_token(self, name: str) -> str:
         """A bot's new token."""
 
-    def create_match(self, game: str, seats: int, settings: Mapping[str, str], seed: int,
-                     house: Mapping[int, str]) -> tuple[str, list[str | None]]:
+    def create_match(self, game: str, seats: int, settings: Mapping[str, str],
+                     seed: int | None, house: Mapping[int, str]
+                     ) -> tuple[str, list[str | None]]:
         """Store a match; its id and a token per seat (None: a house seat)."""
 
     def rotate_admin_token(self) -> str:
@@ -142,8 +143,9 @@ class LocalLadder:
         """A bot's new token."""
         return self.store.rotate_token(name)
 
-    def create_match(self, game: str, seats: int, settings: Mapping[str, str], seed: int,
-                     house: Mapping[int, str]) -> tuple[str, list[str | None]]:
+    def create_match(self, game: str, seats: int, settings: Mapping[str, str],
+                     seed: int | None, house: Mapping[int, str]
+                     ) -> tuple[str, list[str | None]]:
         """Store a match; its id and a token per seat (None: a house seat)."""
         from server.match_setup import create_match
 
@@ -262,11 +264,14 @@ class RemoteLadder:
         return str(self._admin("RotateBotToken",
                                self._pb().RotateBotTokenRequest(name=name)).token)
 
-    def create_match(self, game: str, seats: int, settings: Mapping[str, str], seed: int,
-                     house: Mapping[int, str]) -> tuple[str, list[str | None]]:
-        """Store a match; its id and a token per seat (None: a house seat)."""
+    def create_match(self, game: str, seats: int, settings: Mapping[str, str],
+                     seed: int | None, house: Mapping[int, str]
+                     ) -> tuple[str, list[str | None]]:
+        """Store a match; its id and a token per seat (None: a house seat). Without a seed
+        (or with 0) the server deals from a fresh random one."""
         reply = self._admin("CreateMatch", self._pb().CreateMatchRequest(
-            game=game, seats=seats, settings=dict(settings), seed=seed, house=dict(house)))
+            game=game, seats=seats, settings=dict(settings), seed=seed or 0,
+            house=dict(house)))
         return reply.match_id, [token or None for token in reply.tokens]
 
     def rotate_admin_token(self) -> str:

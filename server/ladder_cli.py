@@ -161,7 +161,8 @@ def add_commands(commands: cli.Commands) -> None:
                                description="The bot registry: " + __doc__.split("\n\n")[1])
     bots_commands = bots.add_subparsers(dest="bots_command", required=True, metavar="COMMAND")
     add = bots_commands.add_parser("add", help="register a bot and print its token once")
-    add.add_argument("name", type=cli.BotName(), metavar="NAME")
+    add.add_argument("name", type=cli.BotName(), metavar="NAME",
+                     help="1-64 letters, digits, '-', '_' or '.'")
     add.add_argument("--owner", default="", type=cli.Text(100), help="who the bot belongs to")
     _command(add, _bots, reads_only=False, admin=True)
     for name, text in (("version", "start a new version (widens its rating interval)"),
@@ -169,7 +170,7 @@ def add_commands(commands: cli.Commands) -> None:
                        ("enable", "seat the bot again"),
                        ("rotate-token", "give the bot a new token; the old one stops working")):
         one = bots_commands.add_parser(name, help=text)
-        one.add_argument("name", type=cli.BotName(), metavar="NAME")
+        one.add_argument("name", type=cli.BotName(), metavar="NAME", help="the bot's name")
         _command(one, _bots, reads_only=False, admin=True)
     listing = bots_commands.add_parser("list", help="list the registered bots")
     listing.add_argument("--json", action="store_true", help="print JSON")
@@ -204,7 +205,9 @@ def add_commands(commands: cli.Commands) -> None:
                         help="time for each decision (the deadline_ms setting)")
     create.add_argument("--house", action="append", default=[], type=cli.HouseSeat(),
                         metavar="SEAT=NAME", help="a house bot plays SEAT (0-based)")
-    create.add_argument("--seed", type=cli.Integer(), default=0, help="the deal's root seed")
+    create.add_argument("--seed", type=cli.Integer(0, 2**31 - 1), default=None,
+                        help="the deal's root seed (default: a fresh random one, shown in the "
+                             "replay once the match has ended)")
     _command(create, _match_create, reads_only=False, admin=True)
 
     admin = commands.add_parser("admin", help="the admin token")
@@ -217,7 +220,8 @@ def add_commands(commands: cli.Commands) -> None:
 def add_replay_export(commands: cli.Commands) -> None:
     """Add ``replay export`` to the ``replay`` command."""
     export = commands.add_parser("export", help="print or write a stored replay")
-    export.add_argument("match_id", nargs="?", type=cli.MatchId(), metavar="MATCH_ID")
+    export.add_argument("match_id", nargs="?", type=cli.MatchId(), metavar="MATCH_ID",
+                        help="the match whose replay to print (or --all)")
     export.add_argument("--all", type=cli.WritableDir(), metavar="DIR",
                         help="write every finished match to DIR/MATCH_ID.json")
     export.add_argument("--out", type=cli.WritableDir(), metavar="DIR",

@@ -40,19 +40,77 @@ from server.store import MatchConfig
 log = logging.getLogger("bullring.match")
 
 MAX_UNREAD = 1_000
-"""Messages a seat's connection may leave unread before the runner drops it as stalled. A
+"""Messages a seat's connection may leave unread before its outbox ends it as stalled. A
 bot that stopped reading (struck out, say, while its match plays on with defaults at once)
 must not make the server hold an ever longer queue; a live bot is sent a few messages per
 decision point and reads them as they come."""
+
+MAX_REJECTS_LOGGED = 20
+"""Rejected answers of one seat logged per decision point; the rest are answered, unlogged."""
+
+MAX_ID_LOGGED = 64
+"""The longest decision id a rejection repeats in the log or its message (real ids are far
+shorter; the verdict itself carries the id as given)."""
 
 INLINE_POINTS = 16
 """How many decision points answered by house bots alone one loop pass may resolve in a row
 before it lets the other matches run."""
 
 
+TICK_S = 0.02
+"""How often the loop watch checks that the event loop runs on time."""
+
+ON_TIME_S = 0.01
+"""How late the event loop may run a callback and still count as on time; lateness beyond
+this is the server's, and no seat's clock runs during it."""
+
+
+class LoopWatch:
+    """How late this process's event loop has run, in total: a tick every ``TICK_S`` notes
+    how much later than asked it ran. A seat's clock stops while the server is late (its
+    loop busy, its process starved), so a server that could not read an answer in time,
+    or send a request, never charges the seat a timeout for it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.late = 0.0
+        """Seconds the loop has run more than ``ON_TIME_S`` late, summed over its ticks."""
+        self._due = loop.time() + TICK_S
+        self._handle: asyncio.TimerHandle | None = loop.call_at(self._due, self._tick)
+
+    def _tick(self) -> None:
+        now = self.loop.time()
+        behind = now - self._due
+        if behind > ON_TIME_S:
+            self.late += behind - ON_TIME_S
+        self._due = now + TICK_S
+        self._handle = self.loop.call_at(self._due, self._tick)
+
+    def late_now(self) -> float:
+        """``late`` including the tick the loop is overdue with right now (a callback that
+        runs just after a stall sees the stall before the tick has counted it)."""
+        behind = self.loop.time() - self._due
+        return self.late + (behind - ON_TIME_S if behind > ON_TIME_S else 0.0)
+
+
+_watch: LoopWatch | None = None
+
+
+def loop_watch() -> LoopWatch:
+    """The running event loop's watch (started on first use)."""
+    global _watch
+    loop = asyncio.get_running_loop()
+    if _watch is None or _watch.loop is not loop:
+        _watch = LoopWatch(loop)
+    return _watch
+
+
 class Outbox:
     """The messages waiting for one connection of a seat, in order, each a serialized
-    PlayResponse; None ends the connection.
+    PlayResponse; None ends the connection. Every message for the connection goes through
+    it (verdicts, events, requests, the end), and it holds at most ``limit``: one more and
+    it drops them all and ends the connection (``stalled``), so a client that stops
+    reading can never make the server hold an ever longer queue.
 
     A lean stand-in for ``asyncio.Queue`` (same ``put_nowait``, ``get``, ``get_nowait``,
     ``empty``, ``qsize``) for one reader: a burst of puts wakes the reader once. Taking a
@@ -60,17 +118,33 @@ class Outbox:
     the seat's clock.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_UNREAD) -> None:
         self._items: collections.deque[tuple[bytes | None, str | None]] = collections.deque()
         self._waiter: asyncio.Future[None] | None = None
+        self.limit = limit
+        self.ended = False
+        """The end (None) is queued: anything put after it is dropped."""
+        self.stalled = False
+        """Ended because ``limit`` messages were left unread."""
         self.on_sent: Callable[[str], None] | None = None
-        """Told the decision id of each request taken out; set by the runner the outbox is
-        attached to (a ladder stream's outbox moves from match to match)."""
+        """Told the decision id of each request once it is written; set by the runner the
+        outbox is attached to (a ladder stream's outbox moves from match to match)."""
+        self._writing: list[str] = []
+        """The decision ids of the requests taken out and being written."""
         self.closed_by: pb.Closed | None = None
         """Why the server ended this connection on purpose (``end``), if it did."""
 
     def put_nowait(self, item: bytes | None, decision_id: str | None = None) -> None:
-        """Queue ``item`` (the request of ``decision_id``, if given) and wake the reader."""
+        """Queue ``item`` (the request of ``decision_id``, if given) and wake the reader;
+        past the limit, end the connection instead."""
+        if self.ended:
+            return
+        if item is None:
+            self.ended = True
+        elif len(self._items) >= self.limit:
+            self.stalled = self.ended = True
+            self._items.clear()
+            item = decision_id = None
         self._items.append((item, decision_id))
         waiter = self._waiter
         if waiter is not None:
@@ -80,13 +154,18 @@ class Outbox:
 
     def close(self) -> None:
         """Drop every waiting message and end the connection."""
-        self._items.clear()
-        self.put_nowait(None)
+        if not self.ended:
+            self._items.clear()
+            self.put_nowait(None)
+
+    def why_ended(self, otherwise: str) -> str:
+        """Why the connection ended, for the match log: ``otherwise`` unless stalled."""
+        return f"stalled: {self.limit} messages unread" if self.stalled else otherwise
 
     def end(self, closed: pb.Closed) -> None:
-        """End the connection on purpose: ``closed`` is its last message (once; an outbox
-        already ended this way is left as it is)."""
-        if self.closed_by is not None:
+        """End the connection on purpose: ``closed`` is its last message (an outbox that
+        has already ended is left as it is)."""
+        if self.ended:
             return
         self.closed_by = closed
         self.put_message(pb.PlayResponse(closed=closed))
@@ -105,22 +184,34 @@ class Outbox:
         return len(self._items)
 
     def get_nowait(self) -> bytes | None:
-        """Take the next message (``asyncio.QueueEmpty`` if none); a decision request taken
-        out counts as sent now."""
+        """Take the next message (``asyncio.QueueEmpty`` if none) to write it; a decision
+        request counts as sent once written (see ``written``)."""
         if not self._items:
             raise asyncio.QueueEmpty
         item, decision_id = self._items.popleft()
-        if decision_id is not None and self.on_sent is not None:
-            self.on_sent(decision_id)
+        if decision_id is not None:
+            self._writing.append(decision_id)
         return item
 
+    def written(self) -> None:
+        """What was taken out is written: its decision requests are sent, their seats'
+        clocks start now. (``get`` says so itself: a stream asks for its next message once
+        its last write has completed.)"""
+        if self._writing:
+            sent, self._writing = self._writing, []
+            if self.on_sent is not None:
+                for decision_id in sent:
+                    self.on_sent(decision_id)
+
     async def get(self) -> bytes | None:
-        """Wait for the next message and take it."""
+        """Wait for the next message and take it (what was taken before is written)."""
+        self.written()
         while not self._items:
             waiter = self._waiter
             if waiter is None or waiter.done():  # done: a cancelled earlier get
                 waiter = self._waiter = asyncio.get_running_loop().create_future()
             await waiter
+            self.written()
         return self.get_nowait()
 
 
@@ -140,6 +231,10 @@ class SeatLink:
     """Counts connections, so a stale stream cannot detach a newer one."""
     lasting: bool = False
     """The outbox belongs to a ladder stream that outlives this match: never closed here."""
+    rejects_step: int = -1
+    """The decision point (engine step) ``rejects_logged`` counts for."""
+    rejects_logged: int = 0
+    """Answers of this seat rejected at that point."""
 
 
 @dataclass(eq=False, slots=True)
@@ -150,7 +245,11 @@ class Pending:
     opened: float = 0.0
     """When the requests were queued (monotonic seconds)."""
     sent_at: dict[int, float] = field(default_factory=dict)
-    """When each seat's request was first taken out to be written: its clock starts there."""
+    """When each seat's request was first written: its clock starts there."""
+    late_at_open: float = 0.0
+    """The loop watch's lateness when the point opened."""
+    late_at_sent: dict[int, float] = field(default_factory=dict)
+    """The loop watch's lateness when each seat's request was written."""
     answers: dict[int, Action] = field(default_factory=dict)
     closing: bool = False
     """Every seat has an answer: the point is resolved by ``settle``, on the next loop pass
@@ -195,6 +294,8 @@ class MatchRunner:
         point in progress when it fires, so a decision costs no timer of its own."""
         self._clock_at = 0.0
         """When the deadline timer fires (monotonic seconds)."""
+        self._watch: LoopWatch | None = None
+        """How late the event loop runs (set once the match runs)."""
         self._check_all_joined()
 
     # -- connections ---------------------------------------------------------------------
@@ -272,7 +373,8 @@ class MatchRunner:
         pending = self.pending
         if pending is None or pending.ids.get(seat) != decision_id:
             return self._reject(seat, decision_id, pb.REJECT_REASON_NOT_PENDING,
-                                f"decision {decision_id!r} is not pending for seat {seat}")
+                                f"decision {decision_id[:MAX_ID_LOGGED]!r} is not pending for "
+                                f"seat {seat}")
         if seat in pending.answers:
             return pb.AnswerAccepted(decision_id=decision_id)  # a retry: counted once
         if action is None:
@@ -288,6 +390,9 @@ class MatchRunner:
         now = time.monotonic()
         entry = answer_event(self.state, seat, action)
         entry["ms"] = round((now - pending.sent_at.get(seat, now)) * 1000, 3)
+        late_ms = self._late_ms(pending, seat)
+        if late_ms:
+            entry["server_late_ms"] = late_ms  # not counted against the seat's deadline
         self.log.append(entry)
         pending.answers[seat] = action
         link.strikes = 0
@@ -296,8 +401,16 @@ class MatchRunner:
 
     def _reject(self, seat: int, decision_id: str, reason: pb.RejectReason,
                 message: str) -> pb.AnswerRejected:
-        self._event("reject", seat=seat, decision_id=decision_id,
-                    reason=pb.RejectReason.Name(reason), message=message)
+        """The rejection of an answer; logged, up to ``MAX_REJECTS_LOGGED`` a seat per
+        decision point (a bot that floods wrong answers must not grow the match log)."""
+        link = self.seats[seat]
+        step = self.state.step
+        if link.rejects_step != step:
+            link.rejects_step, link.rejects_logged = step, 0
+        link.rejects_logged += 1
+        if link.rejects_logged <= MAX_REJECTS_LOGGED:
+            self._event("reject", seat=seat, decision_id=decision_id[:MAX_ID_LOGGED],
+                        reason=pb.RejectReason.Name(reason), message=message)
         return pb.AnswerRejected(decision_id=decision_id, reason=reason, message=message)
 
     # -- the match -----------------------------------------------------------------------
@@ -315,6 +428,7 @@ class MatchRunner:
         for engine_event in self.state.opening:  # the opening rows or card, for spectators
             self._publish(engine_event)
         self._loop = asyncio.get_running_loop()
+        self._watch = loop_watch()
         self._over = self._loop.create_future()
         try:
             if not self.state.over:
@@ -336,7 +450,7 @@ class MatchRunner:
         now = time.monotonic()
         match_id, step = self.config.match_id, state.step
         pending = Pending({seat: f"{match_id}:{step}:{seat}" for seat in state.pending},
-                          opened=now)
+                          opened=now, late_at_open=self._late())
         self.pending = pending
         for seat in pending.ids:
             link = self.seats[seat]
@@ -352,10 +466,23 @@ class MatchRunner:
         return pending
 
     def _due(self, pending: Pending, seat: int, now: float) -> float:
-        """When ``seat``'s answer is due: a deadline after its request was sent (if unsent,
-        as if sent ``now``), and at most two deadlines after the request was queued."""
-        sent = pending.sent_at.get(seat, now)
-        return min(sent, pending.opened + self.deadline_s) + self.deadline_s
+        """When ``seat``'s answer is due: a deadline after its request was written (if
+        unwritten, as if written ``now``), and at most two deadlines after the request was
+        queued; in both, not counting the time the server ran late meanwhile."""
+        late = self._late()
+        sent = pending.sent_at.get(seat)
+        answer_by = now + self.deadline_s if sent is None else \
+            sent + self.deadline_s + (late - pending.late_at_sent[seat])
+        return min(answer_by, pending.opened + 2 * self.deadline_s +
+                   (late - pending.late_at_open))
+
+    def _late_ms(self, pending: Pending, seat: int) -> float:
+        """How late the server ran since ``seat``'s request was queued (ms)."""
+        return round((self._late() - pending.late_at_open) * 1000, 1)
+
+    def _late(self) -> float:
+        """The loop watch's lateness so far (0 before the match runs)."""
+        return 0.0 if self._watch is None else self._watch.late_now()
 
     def waiting(self) -> list[tuple[int, float]]:
         """The seats that must still answer the decision point in progress, each with the
@@ -506,26 +633,26 @@ class MatchRunner:
     def _sent(self, seat: int, decision_id: str) -> None:
         """``seat``'s request was taken out of its outbox to be written: its clock starts."""
         pending = self.pending
-        if pending is not None and pending.ids.get(seat) == decision_id:
-            pending.sent_at.setdefault(seat, time.monotonic())
+        if pending is not None and pending.ids.get(seat) == decision_id and \
+                seat not in pending.sent_at:
+            pending.sent_at[seat] = time.monotonic()
+            pending.late_at_sent[seat] = self._late()
 
     def _feed(self, link: SeatLink, item: bytes, decision_id: str | None = None) -> None:
         """Queue ``item`` (the request of ``decision_id``, if given) for ``link``'s
         connection; drop the connection if it leaves too much unread."""
-        assert link.outbox is not None
-        link.outbox.put_nowait(item, decision_id)
-        if link.outbox.qsize() > MAX_UNREAD:
-            self._drop_stalled(link)
+        outbox = link.outbox
+        assert outbox is not None
+        outbox.put_nowait(item, decision_id)
+        if outbox.stalled:
+            self._drop_stalled(link, outbox)
 
-    def _drop_stalled(self, link: SeatLink) -> None:
-        """Close the connection of a seat that leaves ``MAX_UNREAD`` messages unread: the
-        seat is disconnected (defaults at once) until its bot connects again."""
-        assert link.outbox is not None
-        link.outbox.close()
+    def _drop_stalled(self, link: SeatLink, outbox: Outbox) -> None:
+        """The connection of a seat left its outbox's limit of messages unread and was
+        closed: the seat is disconnected (defaults at once) until its bot connects again."""
         link.outbox = None
         link.disconnected = True
-        self._event("disconnect", seat=link.seat,
-                    reason=f"stalled: {MAX_UNREAD} messages unread")
+        self._event("disconnect", seat=link.seat, reason=outbox.why_ended(""))
 
     def _answer_for_absent(self) -> None:
         """Give default actions at once to pending seats that are disconnected; resolve
@@ -545,7 +672,9 @@ class MatchRunner:
     def _timeout(self, seat: int) -> None:
         link = self.seats[seat]
         link.strikes += 1
-        self._event("timeout", seat=seat, strikes=link.strikes)
+        assert self.pending is not None
+        self._event("timeout", seat=seat, strikes=link.strikes,
+                    server_late_ms=self._late_ms(self.pending, seat))
         self._default(seat, "timeout")
         if link.strikes >= self.max_timeouts and not link.disconnected:
             link.disconnected = True

@@ -6,6 +6,7 @@ with the same message.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -30,9 +31,19 @@ class CreatedMatch:
     house: dict[int, str]
 
 
+def fresh_seed() -> int:
+    """A root seed nobody can guess: a match created without one deals from this."""
+    return secrets.randbelow(2**31)  # the seed column is a 32-bit integer
+
+
 def create_match(store: Store, game: str, seats: int, settings: Mapping[str, str],
-                 seed: int = 0, house: Mapping[int, str] | None = None) -> CreatedMatch:
-    """Validate and store a new match; raise MatchSetupError with a precise message."""
+                 seed: int | None = None, house: Mapping[int, str] | None = None
+                 ) -> CreatedMatch:
+    """Validate and store a new match; raise MatchSetupError with a precise message.
+    Without ``seed``, the match deals from a fresh random one (stored, shown in its replay
+    once it has ended)."""
+    if seed is None:
+        seed = fresh_seed()
     house = dict(house or {})
     for seat in house:
         if not 0 <= seat < seats:

@@ -17,7 +17,8 @@ from server import outgoing
 from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub, MatchOverError, game_refusal
 from server.ladder import Ladder, LadderError, LadderSession
-from server.match_runner import MatchRunner, Outbox
+from server.limits import Limits
+from server.match_runner import MatchRunner, Outbox, loop_watch
 from server.models import BotRow
 from server.store import MatchElsewhereError, UnknownMatchError
 
@@ -96,9 +97,12 @@ class BotService:
 
     A seat token plays its one seat; a registered bot's token plays the ladder."""
 
-    def __init__(self, hub: MatchHub, ladder: Ladder | None = None) -> None:
+    def __init__(self, hub: MatchHub, ladder: Ladder | None = None,
+                 join_timeout_s: float = Limits().header_timeout_s) -> None:
         self.hub = hub
         self.ladder = ladder
+        self.join_timeout_s = join_timeout_s
+        """How soon a Play stream must send its Join (the limits' header timeout)."""
 
     async def _bot(self, context: grpc.aio.ServicerContext[Any, Any],
                    fresh: bool = False) -> BotRow | None:
@@ -124,6 +128,27 @@ class BotService:
         except LadderError as exc:
             await context.abort(getattr(grpc.StatusCode, exc.code), str(exc))
             raise AssertionError("unreachable") from None
+
+    async def _join_message(self, requests: AsyncIterator[bytes],
+                            context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        """The Join that must open a Play stream, within ``join_timeout_s`` not counting
+        the time the server itself ran late (a stream that sends nothing holds nothing for
+        long: DEADLINE_EXCEEDED; a busy server does not end a stream it was slow to read)."""
+        watch = loop_watch()
+        reading = asyncio.ensure_future(anext(aiter(requests), None))
+        wait_s, late = self.join_timeout_s, watch.late_now()
+        while not reading.done():
+            await asyncio.wait((reading,), timeout=wait_s)
+            wait_s, late = watch.late_now() - late, watch.late_now()
+            if not reading.done() and wait_s <= 0:
+                reading.cancel()
+                await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                    f"no Join within {self.join_timeout_s:g} s of opening Play")
+        message = _parse(pb.PlayRequest, reading.result())
+        if message is None or message.WhichOneof("body") != "join":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "the first message of Play must be a well-formed Join")
+        return message
 
     def _ladder_route(self, bot: str) -> Route:
         ladder = self.ladder
@@ -162,10 +187,7 @@ class BotService:
         """One bidirectional stream: Join first, then answers; messages back. A seat token
         plays its seat; a registered bot's token plays one ladder match after another."""
         bot = await self._bot(context, fresh=True)
-        message = _parse(pb.PlayRequest, await anext(aiter(requests), None))
-        if message is None or message.WhichOneof("body") != "join":
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                "the first message of Play must be a well-formed Join")
+        message = await self._join_message(requests, context)
         join = message.join
         outbox, route, leave = await self._connect(bot, join, context, "gRPC Play")
         problem: list[str] = []
@@ -196,7 +218,7 @@ class BotService:
         runner, seat = await self._seat(context, list(join.games))
         outbox, connection = runner.attach(seat, via=via)
         return (outbox, lambda: (runner, seat),
-                lambda: runner.detach(seat, connection, "stream closed"))
+                lambda: runner.detach(seat, connection, outbox.why_ended("stream closed")))
 
     async def _read(self, requests: AsyncIterator[bytes], route: Route,
                     outbox: Outbox, problem: list[str]) -> None:
@@ -212,6 +234,8 @@ class BotService:
                 outbox.put_nowait(_verdict_bytes(self._submit(target, message.answer)))
                 if target is not None:
                     target[0].settle()
+                if outbox.ended:
+                    break  # a client that reads nothing is read no more (its writes block)
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
         finally:
@@ -296,8 +320,7 @@ class SpectatorService:
                 await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
                 raise AssertionError("unreachable") from None
             if ended is None:
-                await context.abort(grpc.StatusCode.NOT_FOUND,
-                                    f"no live or ended match {message.match_id!r} here")
+                await context.abort(grpc.StatusCode.NOT_FOUND, _no_match(message.match_id))
                 raise AssertionError("unreachable")
             for stored in ended:
                 yield stored
@@ -337,6 +360,17 @@ async def _drain(outbox: Outbox, batches: bool) -> AsyncIterator[bytes]:
                 return
         else:
             yield item
+
+
+def _no_match(match_id: str) -> str:
+    """Why a spectator gets NOT_FOUND; an id longer than any match's is not echoed back."""
+    if len(match_id) > MAX_ID_ECHO:
+        return f"no match has an id of {len(match_id)} characters"
+    return f"no live or ended match {match_id!r} here"
+
+
+MAX_ID_ECHO = 64
+"""The longest id an error message repeats (match ids are 12 characters)."""
 
 
 def _parse(cls: Any, raw: bytes | None) -> Any:

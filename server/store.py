@@ -20,6 +20,7 @@ import functools
 import hashlib
 import json
 import secrets
+import unicodedata
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from sqlalchemy import event, func, or_, update
+from sqlalchemy import event, func, or_, text, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, create_engine, select
 
@@ -150,11 +151,27 @@ def _postgres_error(context: Any) -> None:
         context.is_disconnect = True
 
 
+MAX_OWNER = 200
+"""The longest owner text a bot may be registered with (on every path: CLI, gRPC, HTTP)."""
+
+
 def _check_name(name: str) -> str:
     problem = bot_name_problem(name)
     if problem:
         raise BotError(problem)
     return name
+
+
+def _check_owner(owner: str) -> str:
+    if len(owner) > MAX_OWNER or any(unicodedata.category(c) == "Cc" for c in owner):
+        raise BotError(f"bad owner: at most {MAX_OWNER} characters and no control characters "
+                       f"(got {len(owner)} characters)")
+    return owner
+
+
+FREED_CHANNEL = "bullring_bots_freed"
+"""The PostgreSQL channel a server NOTIFYs when a match ends and frees its bots: every
+server LISTENs and looks for tables at once, instead of finding out by polling."""
 
 
 class Store:
@@ -177,6 +194,19 @@ class Store:
         else:
             event.listen(self.engine, "handle_error", _postgres_error)
         upgrade(self.engine)
+
+    def _announce_free(self, session: Session) -> None:
+        """Tell every server listening on this PostgreSQL database (``FREED_CHANNEL``) that
+        bots became free, when this transaction commits; nothing on SQLite (one server)."""
+        if not self.sqlite:
+            session.execute(text(f"NOTIFY {FREED_CHANNEL}"))
+
+    def listen_url(self) -> str | None:
+        """The libpq connection string of this PostgreSQL database (for LISTEN), or None."""
+        if self.sqlite:
+            return None
+        return self.engine.url.set(drivername="postgresql").render_as_string(
+            hide_password=False)
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
@@ -285,6 +315,7 @@ class Store:
                 self._rate(session, match, [int(r) for r in replay["ranks"]])
             session.execute(update(BotRow).where(col(BotRow.current_match) == match_id)
                             .values(current_match=None))
+            self._announce_free(session)
             session.commit()
         return True
 
@@ -485,6 +516,7 @@ class Store:
                                 .values(status="aborted", finished_at=utcnow()))
                 session.execute(update(BotRow).where(col(BotRow.current_match).in_(ids))
                                 .values(current_match=None))
+                self._announce_free(session)
                 aborted = ids
             session.commit()
         return aborted
@@ -502,14 +534,20 @@ class Store:
         return sorted(entries, key=lambda e: (-e.ordinal, e.bot))
 
     @_retried
-    def rating_changes(self, *, match_id: str | None = None, bot: str | None = None
-                       ) -> list[RatingChangeRow]:
-        """Stored rating updates in the order they were recorded."""
+    def rating_changes(self, *, match_id: str | None = None, bot: str | None = None,
+                       last: int | None = None) -> list[RatingChangeRow]:
+        """Stored rating updates in the order they were recorded (only the ``last`` ones,
+        if given)."""
         query = select(RatingChangeRow)
         if match_id is not None:
             query = query.where(RatingChangeRow.match_id == match_id)
         if bot is not None:
             query = query.where(RatingChangeRow.bot == bot)
+        if last is not None:
+            query = query.order_by(col(RatingChangeRow.recorded_at).desc(),
+                                   col(RatingChangeRow.match_id).desc()).limit(last)
+            with self._session() as session:
+                return list(reversed(session.exec(query).all()))
         with self._session() as session:
             return list(session.exec(query.order_by(col(RatingChangeRow.recorded_at),
                                                     col(RatingChangeRow.match_id))).all())
@@ -519,6 +557,7 @@ class Store:
     def add_bot(self, name: str, owner: str = "") -> str:
         """Register a bot; return its token (only the hash is stored, so print it now)."""
         _check_name(name)
+        _check_owner(owner)
         token = new_token("bot")
         with self._session() as session:
             if session.get(BotRow, name) is not None:

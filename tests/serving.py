@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -31,13 +32,15 @@ class ServerProcess:
     address: str = ""
     http: str = ""
     """The HTTP API and web page's base URL, such as ``http://127.0.0.1:8123``."""
+    files: int | None = None
+    """The open-file limit to run it under (``ulimit -n``), if not the test's own."""
 
     def start(self) -> ServerProcess:
         """Start the server and wait for the line that says where it listens."""
         self.proc = subprocess.Popen(
             [*CLI, "serve", "--port", "0", "--http-port", "0", "--db", self.db, *self.extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=self._limit_files)
         assert self.proc.stdout is not None and self.proc.stderr is not None
         line = self.proc.stdout.readline()
         if "listening on" not in line:
@@ -50,6 +53,10 @@ class ServerProcess:
             raise RuntimeError(f"server HTTP did not start: {line!r}")
         self.http = line.split("HTTP API on ")[1].split()[0].rstrip("/")
         return self
+
+    def _limit_files(self) -> None:
+        if self.files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (self.files, self.files))
 
     def stop(self) -> str:
         """SIGTERM the server, wait for it, return what it logged."""

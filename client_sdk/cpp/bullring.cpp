@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdarg>
@@ -182,6 +183,18 @@ std::string Join(const google::protobuf::RepeatedField<int32_t>& xs) {
   for (int i = 0; i < xs.size(); ++i) out << (i ? ", " : "") << xs[i];
   out << "]";
   return out.str();
+}
+
+// How a match ended, as a word: "normal" or "aborted" (the enum's TERMINATION_NORMAL, or
+// the word itself).
+std::string Termination(const std::string& word) { return word; }
+template <typename Enum>
+std::string Termination(Enum value) {
+  const auto* named = google::protobuf::GetEnumDescriptor<Enum>()->FindValueByNumber(value);
+  std::string name = named ? named->name() : std::to_string(value);
+  if (name.rfind("TERMINATION_", 0) == 0) name = name.substr(12);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  return name;
 }
 
 // One Play stream: its context, the stream, and whether answers may still be written.
@@ -421,7 +434,7 @@ class Runner {
           id = match_id_;
         }
         std::printf("match %s ended: totals %s ranks %s (%s)\n", id.c_str(), Join(e.totals()).c_str(),
-                    Join(e.ranks()).c_str(), e.termination().c_str());
+                    Join(e.ranks()).c_str(), Termination(e.termination()).c_str());
         std::fflush(stdout);
         Guard("OnMatchEnded", [&] { bot_.OnMatchEnded(e); });
         return opts_.ladder.empty();

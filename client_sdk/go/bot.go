@@ -1,5 +1,5 @@
 // The starter bot: edit this file. Each method gets what the seat may know and the legal
-// answers, and returns one of them. Build with `make`, run with `./build/bot -server ...`.
+// answers, and returns one of them. Build with `make`, run with `./build/bot --server ...`.
 package main
 
 import (

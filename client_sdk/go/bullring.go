@@ -124,7 +124,7 @@ func parseOptions() options {
 	flag.BoolVar(&o.verbose, "verbose", false, "also log every answer, verdict and event")
 	flag.Parse()
 	if o.server == "" || o.token == "" || o.matches < 0 || marginMs < 0 || giveUpS < 0 || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: bot -server HOST:PORT -token TOKEN [-ladder GAME] [-matches N] [options]; -help lists them")
+		fmt.Fprintln(os.Stderr, "usage: bot --server HOST:PORT --token TOKEN [--ladder GAME] [--matches N] [options]; --help lists them")
 		os.Exit(exitUsage)
 	}
 	o.margin = time.Duration(marginMs) * time.Millisecond
@@ -339,7 +339,8 @@ func (r *runner) handle(m *pb.PlayResponse, send func(*pb.PlayRequest)) bool {
 		r.played++
 		id := r.matchID
 		r.mu.Unlock()
-		fmt.Printf("match %s ended: totals %s ranks %s (%s)\n", id, list(e.Totals), list(e.Ranks), e.Termination)
+		termination := strings.ToLower(strings.TrimPrefix(fmt.Sprint(e.Termination), "TERMINATION_"))
+		fmt.Printf("match %s ended: totals %s ranks %s (%s)\n", id, list(e.Totals), list(e.Ranks), termination)
 		if w, ok := r.bot.(MatchWatcher); ok {
 			r.guard("MatchEnded", func() { w.MatchEnded(e) })
 		}

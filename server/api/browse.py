@@ -97,11 +97,12 @@ async def bot(ctx: Context, name: BotName) -> BotPage:
                 ratings.append(BotRating(game=spec.id, rank=rank, games=entry.games,
                                          mu=entry.mu, sigma=entry.sigma,
                                          ordinal=entry.ordinal))
-    changes = (await asyncio.to_thread(lambda: ctx.store.rating_changes(bot=name)))
+    changes = await asyncio.to_thread(lambda: ctx.store.rating_changes(
+        bot=name, last=HISTORY_LIMIT))
     history = [RatingPoint(match_id=c.match_id, game=c.game, version=c.version, rank=c.rank,
                            mu_before=c.mu_before, sigma_before=c.sigma_before, mu=c.mu_after,
                            sigma=c.sigma_after, ordinal=c.mu_after - 3 * c.sigma_after,
-                           recorded_at=c.recorded_at) for c in changes[-HISTORY_LIMIT:]]
+                           recorded_at=c.recorded_at) for c in changes]
     finished, _ = await asyncio.to_thread(lambda: ctx.store.match_page(
         bot=name, status="finished", limit=HISTORY_LIMIT))
     info = BotInfo(name=row.name, owner=row.owner, version=row.version, enabled=row.enabled,

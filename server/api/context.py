@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.types import Scope
 
 from server.api.errors import ApiError
 from server.api.polling import PollSessions
+from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub
 from server.ladder import Ladder
 from server.store import Store
@@ -60,4 +63,39 @@ async def require_admin(ctx: Context, credentials: Credentials) -> None:
     the one the server printed at its first start, or ``bullring admin rotate-token``'s."""
     token = bearer_token(credentials)
     if not await asyncio.to_thread(ctx.store.is_admin_token, token):
-        raise ApiError(403, "forbidden", "this token is not the admin token")
+        raise ApiError(403, *NOT_ADMIN)
+
+
+NOT_ADMIN = ("forbidden", "this token is not the admin token")
+"""The code and message of a request to an admin route with another token."""
+
+TOKEN_ROUTES = ("/api/admin/", "/api/play/")
+"""Routes that need a bearer token: checked before the request's body is read."""
+
+
+def token_gate(ctx: ApiContext) -> Callable[[Scope], Awaitable[tuple[int, str, str] | None]]:
+    """The check ``server.api.serving.RequestGuard`` makes on a request's head, before its
+    body is read (so a large or invalid body without a token is refused as unauthorized,
+    unread): a token route needs a bearer token, an admin route the admin token."""
+    async def gate(scope: Scope) -> tuple[int, str, str] | None:
+        path: str = scope["path"]
+        if not path.startswith(TOKEN_ROUTES):
+            return None
+        token = None
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                scheme, _, given = value.decode("latin-1").partition(" ")
+                if scheme.lower() == "bearer" and given.strip():
+                    token = given.strip()
+        if token is None:
+            return 401, "unauthorized", "missing 'Authorization: Bearer TOKEN' header"
+        if path.startswith("/api/admin/"):
+            try:
+                admin = await asyncio.to_thread(ctx.store.is_admin_token, token)
+            except DatabaseUnavailableError:
+                return 503, "database_unavailable", "the database is unavailable for the " \
+                                                    "moment; try again shortly"
+            if not admin:
+                return 403, *NOT_ADMIN
+        return None
+    return gate

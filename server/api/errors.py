@@ -9,12 +9,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from server.db_retry import DatabaseUnavailableError, is_transient
 
@@ -108,7 +110,25 @@ async def _database_unavailable(request: Request, exc: Exception) -> JSONRespons
                           {"Retry-After": str(RETRY_AFTER_S)})
 
 
-async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+CLIENT_GONE = (ClientDisconnect, ConnectionError, anyio.BrokenResourceError,
+               anyio.ClosedResourceError)
+"""What a handler raises when its client hung up (an event stream closed, say): the
+client's doing, not a server error, so it is not logged as one."""
+
+
+def client_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` (or every error of a group: a streaming response's task group) only
+    says that the client hung up."""
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.split(CLIENT_GONE)[1] is None
+    return isinstance(exc, CLIENT_GONE)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    if client_gone(exc):
+        log.debug("HTTP %s %s: the client left (%s)", request.method, request.url.path,
+                  type(exc).__name__)
+        return error_response(499, "client_closed", "the client closed the connection")
     log.exception("unhandled error in an HTTP handler", exc_info=exc)
     return error_response(500, "internal_error", "the server failed; the error is logged")
 

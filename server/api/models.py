@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from server.ratings import LeaderboardEntry
-from server.store import MatchSummary
+from server.store import MAX_OWNER, MatchSummary
 
 
 class GameInfo(BaseModel):
@@ -61,7 +61,7 @@ class NewBotIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: StrictStr = Field(min_length=1, max_length=64)
-    owner: StrictStr = Field(default="", max_length=200)
+    owner: StrictStr = Field(default="", max_length=MAX_OWNER)
 
 
 class BotTokenOut(BaseModel):
@@ -237,7 +237,9 @@ class CreateMatchIn(BaseModel):
     game: StrictStr = Field(max_length=40)
     seats: StrictInt = Field(ge=1, le=20)
     settings: dict[str, StrictStr] = Field(default_factory=dict)
-    seed: StrictInt = Field(default=0, ge=0, le=2**63 - 1)
+    seed: StrictInt | None = Field(default=None, ge=0, le=2**31 - 1, description=(
+        "the deal's root seed; omitted: a fresh random one (kept secret until the match "
+        "ends, then in its replay)"))
     house: dict[str, StrictStr] = Field(default_factory=dict,
                                         description='house bots by seat, e.g. {"1": "greedy"}')
 

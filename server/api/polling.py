@@ -83,6 +83,7 @@ class PollSession:
             try:
                 item = self.outbox.get_nowait()
             except asyncio.QueueEmpty:
+                self.outbox.written()  # in the log, to be answered: the requests are sent
                 return
             self._take(item)
 

@@ -627,9 +627,31 @@ function replayViewer(replay, startStep, bots) {
     h("p", {class: "muted"}, "Keys: ← → step, Home and End jump to the first and last."),
     stage,
     h("p", {class: "muted"}, `Final totals: ${replay.totals.join(" · ")} · ranks `,
-      replay.ranks.join(" · "), ` · ${replay.termination} · seed ${replay.seed}`));
+      replay.ranks.join(" · "), ` · ${replay.termination} · seed ${replay.seed}`),
+    answerSummary(replay, bots));
   go(startStep ? startStep - 1 : 0);
   return root;
+}
+
+/** Each seat's answers over the whole match, from the log: how many, how fast, and how
+ * many were defaults (and why). */
+function answerSummary(replay, bots) {
+  const cols = [["Seat"], ["Answers", "num"], ["Median", "num"], ["Slowest", "num"],
+                ["Defaults", "num"]];
+  const answers = (replay.events || []).filter((e) => e.type === "answer");
+  const rows = replay.seats.map((seat, s) => {
+    const mine = answers.filter((a) => a.seat === s);
+    const times = mine.filter((a) => a.ms !== undefined).map((a) => a.ms).sort((a, b) => a - b);
+    const defaults = mine.filter((a) => a.default);
+    const why = [...new Set(defaults.map((a) => a.why))].join(", ");
+    return tr({"data-seat": s}, cols, [botLink(seat.name, bots[s]), mine.length,
+      times.length ? formatMs(times[Math.floor(times.length / 2)]) : "—",
+      times.length ? formatMs(times[times.length - 1]) : "—",
+      {attrs: {"data-testid": "defaults"},
+       content: defaults.length ? `⚠ ${defaults.length} (${why})` : "0"}]);
+  });
+  return h("details", {class: "answers"}, h("summary", {}, "Answer times and defaults"),
+    table("Answer times and defaults by seat", cols, rows, {"data-testid": "answer-summary"}));
 }
 
 function rowsView(rows, marks, fresh, testid) {
@@ -718,8 +740,8 @@ function noThanksStep(step, names, replay, bots) {
       : `${who} revealed the hidden card ${step.turn.card}.`;
   }
   const bySeat = {};
-  for (const answer of step.answers) {
-    if (!bySeat[answer.seat] || answer.default) bySeat[answer.seat] = answer;
+  for (const answer of step.answers) {  // the move that made the turn, or a default on the way
+    if (!(bySeat[answer.seat] && bySeat[answer.seat].default)) bySeat[answer.seat] = answer;
   }
   const cols = [["Seat"], ["Cards"], ["Chips", "num"], ["Score this round", "num"],
                 ["Running total", "num"], ["Hidden card"], ["Answer"]];

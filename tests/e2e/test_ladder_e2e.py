@@ -7,7 +7,7 @@ import itertools
 import json
 import os
 import subprocess
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import datetime
 from pathlib import Path
 
@@ -210,7 +210,6 @@ def test_two_servers_on_one_postgresql_never_double_seat(
 
         matches = {m.id: m for m in store.matches()}
         instances = {m.instance for m in matches.values()}
-        print("PERINST", __import__("collections").Counter(m.instance for m in matches.values()))
         assert len(instances) == 2  # both servers ran matches
         seats = store.seats(list(matches))
         spans: dict[str, list[tuple[datetime, datetime, str]]] = defaultdict(list)
@@ -228,6 +227,37 @@ def test_two_servers_on_one_postgresql_never_double_seat(
             if match.status == "finished":
                 assert len(store.rating_changes(match_id=match.id)) == match.seat_count
                 verify(store.replay(match.id))
+
+
+def test_two_servers_sharing_their_bots_seat_them_evenly(
+        stop_all: list[LadderBot | LadderServer]) -> None:
+    """Two servers on one PostgreSQL database, the same house bots (no rest) on both and
+    four registered bots connected to both: the database tells both servers when a match
+    frees its bots (LISTEN/NOTIFY), and the server that ran the match has no head start,
+    so each seats a fair share (at least a quarter of the matches; the server that freed
+    bots used to re-seat them itself before the other one looked again, and won nearly
+    all)."""
+    with fresh_postgres() as url:
+        house = ["--house-bots", "random,random,random,greedy", "--house-rest", "0"]
+        first = LadderServer(url, FAST + house).start()
+        stop_all.append(first)
+        second = LadderServer(url, FAST + house).start()
+        stop_all.append(second)
+        specs = {f"bot{i}": "house:random" for i in range(4)}
+        tokens = {n: first.add_bot(n) for n in specs}
+        bots = start_bots(first, specs, tokens=tokens)
+        twins = [LadderBot.start(f"{b.name}-twin", second.address, tokens[b.name], "six_nimmt",
+                                 specs[b.name]) for b in bots]
+        stop_all.extend(bots + twins)
+        store = Store(url)
+        wait_until(lambda: store.count("finished") >= 60, 240, "60 finished matches")
+        for bot in bots + twins:
+            bot.stop()
+        first.stop()
+        second.stop()
+        per_server = Counter(m.instance for m in store.matches(status="finished"))
+        assert len(per_server) == 2 and min(per_server.values()) >= \
+            sum(per_server.values()) / 4, per_server
 
 
 def test_a_bot_with_matches_n_plays_exactly_n_and_exits_0(

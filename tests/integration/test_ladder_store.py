@@ -163,6 +163,10 @@ def test_a_new_version_widens_the_interval_and_keeps_the_mean(store: Store) -> N
     second = seat(store, ["ann", "bob", "cy"])
     store.finish_match(second, replay_of(second, [1, 2, 3]))
     assert store.rating_changes(match_id=second, bot="ann")[0].version == 2
+    history = store.rating_changes(bot="ann")
+    assert [c.match_id for c in history] == [match_id, second]
+    assert store.rating_changes(bot="ann", last=1) == history[-1:]  # the latest, for a chart
+    assert store.rating_changes(bot="ann", last=5) == history
 
 
 def test_a_disabled_bot_is_not_seated_and_leaves_the_board(store: Store) -> None:

@@ -223,3 +223,82 @@ def _answer_first_request_while_busy(address: str, token: str,
                     outgoing.put(None)
                     stream.cancel()
                     return
+
+
+def _play_at_once(address: str, token: str, ended: list[pb.MatchEnded]) -> None:
+    """A bot on a plain (threaded) gRPC channel answering every request at once with its
+    first legal action, until its match ends."""
+    outgoing: queue.SimpleQueue[pb.PlayRequest | None] = queue.SimpleQueue()
+    outgoing.put(pb.PlayRequest(join=pb.Join(client="clock-test", accept_batches=True)))
+
+    def requests() -> Any:
+        while (message := outgoing.get()) is not None:
+            yield message
+
+    with grpc.insecure_channel(address) as channel:
+        play = channel.stream_stream(wire.PLAY,
+                                     request_serializer=pb.PlayRequest.SerializeToString,
+                                     response_deserializer=pb.PlayResponse.FromString)
+        for response in play(requests(), metadata=(("authorization", f"Bearer {token}"),)):
+            for message in wire.unbatch(response):
+                kind = message.WhichOneof("body")
+                if kind == "decision":
+                    outgoing.put(pb.PlayRequest(answer=pb.Answer(
+                        decision_id=message.decision.decision_id,
+                        action=message.decision.legal[0])))
+                elif kind == "match_ended":
+                    ended.append(message.match_ended)
+                    outgoing.put(None)
+                    return
+
+
+def test_a_server_whose_loop_stalls_past_deadlines_charges_no_timeout(tmp_path: Path) -> None:
+    """Four bots answer every request at once while the server's event loop is held busy
+    for 2.5 deadlines at a time, over and over, for a whole match: no timeout is charged
+    (the seats' clocks stop while the server runs late), the match ends normally, and the
+    log says how late the server ran. (A real gRPC server; each bot its own thread.)"""
+    store = Store(f"sqlite:///{tmp_path}/stall.db")
+    settings = new_state(4, {"deadline_ms": 100, "rounds": 3}).settings
+    match_id, tokens = store.create_match("six_nimmt", settings, 11,
+                                          [f"bot{s}" for s in range(4)], {})
+    ended: list[pb.MatchEnded] = []
+    stalls = [0]
+
+    async def body() -> None:
+        hub = MatchHub(store)
+        server = grpc.aio.server()
+        server.add_generic_rpc_handlers((BotService(hub).handler(),))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        loop = asyncio.get_running_loop()
+
+        def stall() -> None:
+            """Busy work, not a wait: the loop runs nothing else for 250 ms (2.5 deadlines),
+            then again after 10 ms, for as long as the match lasts."""
+            end = time.monotonic() + 0.25
+            while time.monotonic() < end:
+                pass
+            stalls[0] += 1
+            if not ended:
+                loop.call_later(0.01, stall)
+
+        bots = [threading.Thread(target=_play_at_once,
+                                 args=(f"127.0.0.1:{port}", str(token), ended))
+                for token in tokens]
+        for bot in bots:
+            bot.start()
+        loop.call_later(0.05, stall)
+        for bot in bots:
+            await asyncio.to_thread(bot.join, 120)
+        runner = hub.runners[match_id]
+        await asyncio.wait_for(runner.done.wait(), 30)
+        await hub.shutdown()
+        await server.stop(None)
+        log = runner.log
+        assert [e for e in log if e["type"] == "timeout"] == []
+        assert len(ended) == 4 and ended[0].termination == "normal"
+        answers = [e for e in log if e["type"] == "answer"]
+        assert answers and not any(e["default"] for e in answers)
+        assert stalls[0] >= 3 and any(e.get("server_late_ms", 0) > 0 for e in answers)
+
+    asyncio.run(body())

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from client_sdk import arena, cli, runner_cli, tournament
+from client_sdk import arena_cli, cli, runner_cli, tournament_cli
 from server import cli as server_cli
 from tests.serving import CLI
 
@@ -23,8 +23,8 @@ Main = Callable[[Sequence[str] | None], int]
 SCRIPTS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Main]] = {
     "bullring": (server_cli.build_parser, server_cli.main),
     "bullring-bot": (runner_cli.build_parser, runner_cli.main),
-    "bullring-arena": (arena.build_parser, arena.main),
-    "bullring-tournament": (tournament.build_parser, tournament.main),
+    "bullring-arena": (arena_cli.build_parser, arena_cli.main),
+    "bullring-tournament": (tournament_cli.build_parser, tournament_cli.main),
 }
 """Every console script: the full install's ``bullring`` and the SDK's scripts."""
 
@@ -241,6 +241,8 @@ ISSUE_CASES = [
     (["leaderboard", "--game", "six_nimmt"], 2, "--db: no database at 'bullring.db'"),
     (["replay", "export", "1f2e3d4c5b6a"], 2, "--db: no database at 'bullring.db'"),
     (["bots", "list", "--server", "127.0.0.1:1"], 4, "no answer from 127.0.0.1:1"),
+    (["bots", "add", "x", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none"], 5,
+     "the database failed: connection failed"),
     (["serve", "--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=abc"], 2,
      "--ladder-setting: setting 'rounds' must be an integer, not 'abc'"),
     (["serve", "--ladder-setting", "six_nimmt:bogus=1"], 2, "unknown setting 'bogus'"),

@@ -198,6 +198,12 @@ def test_replay_viewer_autoplays_links_a_step_and_marks_answers(
     assert "ms" in answers.nth(0).inner_text()
     assert "default (disconnected)" in answers.nth(1).inner_text()
     assert page.locator("[data-testid=defaulted]").count() >= 1
+    page.click("details.answers summary")
+    defaults = page.locator("[data-testid=answer-summary] [data-testid=defaults]")
+    assert defaults.nth(0).inner_text() == "0"
+    seat1 = [e for e in replay["events"] if e["type"] == "answer" and e["seat"] == 1]
+    assert seat1 and all(e["default"] for e in seat1)
+    assert defaults.nth(1).inner_text() == f"⚠ {len(seat1)} (disconnected)"
     check_page(page, axe, folder, "replay-six-nimmt")
 
     page.select_option("[data-testid=speed]", "4")
@@ -205,7 +211,11 @@ def test_replay_viewer_autoplays_links_a_step_and_marks_answers(
     assert page.get_attribute("[data-testid=play]", "aria-pressed") == "true"
     page.wait_for_function("Number(document.querySelector('[data-testid=step-label]')"
                            ".textContent.split(' ')[1]) >= 5")
-    page.click("[data-testid=play]")  # pause
+    page.evaluate("""() => {  // pause, unless the last step already paused it
+        const play = document.querySelector('[data-testid=play]');
+        if (play.getAttribute('aria-pressed') === 'true') play.click();
+    }""")
+    assert page.get_attribute("[data-testid=play]", "aria-pressed") == "false"
     shown = step_label(page)
     where = page.inner_text("[data-testid=where]")
     link = page.get_attribute("[data-testid=step-link]", "href")

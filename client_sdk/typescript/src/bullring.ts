@@ -154,6 +154,11 @@ function actionValue(action: Action): number | string | undefined {
   return action.value === undefined ? undefined : action[action.value] ?? undefined;
 }
 
+/** How a match ended, as a word: "normal" or "aborted" (TERMINATION_NORMAL gives "normal"). */
+function termination(value: unknown): string {
+  return String(value).replace(/^TERMINATION_/, '').toLowerCase();
+}
+
 /** A promise that rejects with `TimeoutError` after `ms`, or settles with `work`. */
 class TimeoutError extends Error {}
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
@@ -348,7 +353,7 @@ class Runner {
         const ended = message.match_ended as MatchEnded;
         this.played += 1;
         process.stdout.write(`match ${this.matchId} ended: totals [${ended.totals.join(', ')}] ` +
-          `ranks [${ended.ranks.join(', ')}] (${ended.termination})\n`);
+          `ranks [${ended.ranks.join(', ')}] (${termination(ended.termination)})\n`);
         this.guard('onMatchEnded', () => this.bot.onMatchEnded?.(ended));
         return this.opts.ladder === null;
       }

@@ -1,0 +1,366 @@
+"""What an attacker or a careless operator can do to a running server, each on a real
+``bullring serve``: a second server on a taken port, guessable deals, huge or unread
+requests, idle connections by the thousand, streams that never read, look-alike names,
+and replays recorded elsewhere."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import grpc
+import httpx
+import pytest
+
+from client_sdk import wire
+from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from referee.registry import get_game
+from referee.replay import build_replay
+from server.store import Store
+from tests.seat_client import SeatClient
+from tests.serving import CLI, ServerProcess, db_url, finish
+
+
+def _rss_kb(pid: int) -> int:
+    """A process's resident memory now (VmRSS, KiB)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def _port(address: str) -> str:
+    return address.rsplit(":", 1)[1]
+
+
+def test_a_second_server_on_a_taken_grpc_port_refuses_to_start(server: ServerProcess,
+                                                                tmp_path: Path) -> None:
+    """gRPC binds with SO_REUSEPORT unless told not to, so a second server on a port in use
+    used to print "listening" and take half the connections. It now exits 2 naming the
+    address and the reason, before serving anything."""
+    (tmp_path / "other").mkdir()
+    result = subprocess.run([*CLI, "serve", "--port", _port(server.address), "--http-port", "0",
+                             "--db", db_url(tmp_path / "other")], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 2, result.stdout
+    assert "listening" not in result.stdout
+    assert f"cannot listen on {server.address}" in result.stderr
+    assert "in use" in result.stderr
+
+
+def _first_hand(server: ServerProcess, token: str) -> list[int]:
+    """Seat 0's hand in its first decision request (the seat is then left)."""
+    async def read() -> list[int]:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            seat = SeatClient(channel, token)
+            seat.join()
+            request = await seat.next("decision")
+            seat.close()
+            seat.call.cancel()
+            return sorted(a.card for a in request.legal)
+    return asyncio.run(read())
+
+
+def test_matches_created_without_a_seed_deal_from_fresh_secret_seeds(
+        server: ServerProcess) -> None:
+    """Two matches created without --seed (CLI) or "seed" (HTTP) deal different hands; each
+    stored seed is a fresh random one, and the replay shows it once the match is over."""
+    one = server.create_match("six_nimmt", 2, "--house", "1=random", "--setting", "rounds=1")
+    two = server.create_match("six_nimmt", 2, "--house", "1=random", "--setting", "rounds=1")
+    admin = server.admin_token()
+    created = httpx.post(f"{server.http}/api/admin/matches", json={
+        "game": "six_nimmt", "seats": 2, "house": {"1": "random"}}, headers={
+        "Authorization": f"Bearer {admin}"}).json()
+    three = created["seats"][0]["token"]
+    hands = [_first_hand(server, str(t)) for t in (one.tokens[0], two.tokens[0], three)]
+    assert len({tuple(h) for h in hands}) == 3, hands
+    store = Store(server.db)
+    seeds = [store.match_config(m).seed for m in (one.match_id, two.match_id,
+                                                   created["match_id"])]
+    assert len(set(seeds)) == 3 and 0 not in seeds
+    bot = server.bot(one.tokens[0], "house:random")
+    assert finish([bot])[0][0] == 0
+    assert json.loads(server.replay(one.match_id))["seed"] == seeds[0]
+
+
+def _raw_http(base: str, request: bytes) -> bytes:
+    """Send ``request`` on a fresh connection; return everything the server answers."""
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as conn:
+        conn.sendall(request)
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_huge_or_unauthenticated_bodies_are_refused_before_they_are_read(
+        server: ServerProcess) -> None:
+    """A 100 MB body announced to an admin route is refused (413) on its head alone, with
+    the body never sent; a body streamed without a length is cut off (413) at the limit and
+    the server's memory does not take it in; a bad body without a token is 401, not 422."""
+    assert server.proc is not None
+    refused = _raw_http(server.http, b"POST /api/admin/bots HTTP/1.1\r\nHost: x\r\n"
+                        b"Content-Type: application/json\r\nContent-Length: 100000000\r\n\r\n")
+    assert refused.startswith(b"HTTP/1.1 413"), refused[:200]
+    assert b'"payload_too_large"' in refused
+    admin = server.admin_token()
+    before = _rss_kb(server.proc.pid)
+
+    def chunks() -> Any:
+        for _ in range(40):  # 40 MB, no Content-Length
+            yield b"x" * (1 << 20)
+
+    cut = httpx.post(f"{server.http}/api/admin/bots", content=chunks(),
+                     headers={"Authorization": f"Bearer {admin}"}, timeout=60)
+    assert cut.status_code == 413 and cut.json()["error"]["code"] == "payload_too_large"
+    assert _rss_kb(server.proc.pid) - before < 20 * 1024
+    bad = httpx.post(f"{server.http}/api/admin/bots", content=b"{not json")
+    assert bad.status_code == 401, bad.text
+    wrong = httpx.post(f"{server.http}/api/admin/bots", content=b"{not json",
+                       headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 403, wrong.text
+    fine = httpx.post(f"{server.http}/api/admin/bots", json={"name": "ok-bot"},
+                      headers={"Authorization": f"Bearer {admin}"})
+    assert fine.status_code == 201, fine.text
+
+
+def test_a_stream_that_answers_and_never_reads_is_cut_off_not_buffered(
+        server: ServerProcess) -> None:
+    """A Play stream that keeps sending answers and never reads its verdicts: the verdicts
+    go through the seat's one bounded outbox, so once it holds its limit the connection is
+    dropped as stalled (the seat plays on by default and the match ends), and the server
+    stops reading what the client sends."""
+    match = server.create_match("six_nimmt", 2, "--house", "1=random", "--setting",
+                                "rounds=3", "--deadline-ms", "200")
+
+    async def flood() -> int:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            call: Any = wire.bot_stub(channel)["Play"](
+                metadata=[("authorization", f"Bearer {match.tokens[0]}")])
+            await call.write(pb.PlayRequest(join=pb.Join(client="flood")))
+            assert (await call.read()).WhichOneof("body") == "match_started"  # then no more
+            bogus = pb.PlayRequest(answer=pb.Answer(decision_id="nope" * 1000,
+                                                    action=pb.Action(card=1)))
+            sent = 0
+
+            async def send() -> None:
+                nonlocal sent
+                while True:
+                    await call.write(bogus)
+                    sent += 1
+
+            sender = asyncio.create_task(send())
+            async with grpc.aio.insecure_channel(server.address) as watcher:
+                watch = watcher.unary_stream(wire.WATCH,
+                                             request_serializer=pb.WatchRequest.SerializeToString,
+                                             response_deserializer=pb.WatchResponse.FromString)
+                async for item in watch(pb.WatchRequest(match_id=match.match_id)):
+                    if item.WhichOneof("body") == "match_ended":
+                        break
+            sender.cancel()
+            call.cancel()
+            return sent
+    sent = asyncio.run(flood())
+    replay = json.loads(server.replay(match.match_id))
+    reasons = [e.get("reason") for e in replay["events"]
+               if e["type"] == "disconnect" and e["seat"] == 0]
+    rejects = sum(e["type"] == "reject" for e in replay["events"])
+    assert any(str(r).startswith("stalled: ") for r in reasons), (reasons, sent, rejects)
+    rejects = sum(e["type"] == "reject" for e in replay["events"])
+    assert rejects < sent and rejects < 20_000, (rejects, sent)
+    log = server.stop()
+    assert "Traceback" not in log and "ExecuteBatchError" not in log, log[-3000:]
+
+
+def test_streams_without_join_are_bounded_per_connection_and_time_out(
+        tmp_path: Path) -> None:
+    """3,000 Play streams opened on one connection, none sending Join: at most
+    ``--max-streams`` are open at once (the rest are refused), each is ended for want of a
+    Join within the header timeout, and the server's memory is back near where it was."""
+    server = ServerProcess(db_url(tmp_path), ["--max-streams", "100",
+                                              "--header-timeout", "1"]).start()
+    try:
+        match = server.create_match("six_nimmt", 2, "--house", "1=random")
+        assert server.proc is not None
+        before = _rss_kb(server.proc.pid)
+
+        async def open_many() -> dict[str, int]:
+            codes: dict[str, int] = {}
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                play = wire.bot_stub(channel)["Play"]
+                calls = [play(metadata=[("authorization", f"Bearer {match.tokens[0]}")])
+                         for _ in range(3000)]
+                for call in calls:
+                    code = (await call.code()).name
+                    codes[code] = codes.get(code, 0) + 1
+            return codes
+        codes = asyncio.run(open_many())
+        assert set(codes) <= {"DEADLINE_EXCEEDED", "UNAVAILABLE"}, codes
+        assert codes.get("DEADLINE_EXCEEDED", 0) >= 100, codes
+        assert _rss_kb(server.proc.pid) - before < 30 * 1024
+    finally:
+        log = server.stop()
+    assert "Traceback" not in log, log[-3000:]
+
+
+def test_idle_connections_by_the_thousand_under_ulimit_1024_lock_nobody_out(
+        tmp_path: Path) -> None:
+    """Under ``ulimit -n 1024``, 1,000 idle connections to each port: the server accepts
+    no more than its share of descriptors, closes the silent ones after the header
+    timeout, and a new bot still plays its match; the log stays small (no traceback per
+    refused accept)."""
+    log_path = tmp_path / "server.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            [*CLI, "serve", "--port", "0", "--http-port", "0", "--db", db_url(tmp_path),
+             "--header-timeout", "2"], stdout=subprocess.PIPE, stderr=log, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            preexec_fn=lambda: __import__("resource").setrlimit(
+                __import__("resource").RLIMIT_NOFILE, (1024, 1024)))
+    held: list[socket.socket] = []
+    try:
+        assert proc.stdout is not None
+        address = proc.stdout.readline().split("listening on ")[1].split()[0]
+        http = proc.stdout.readline().split("HTTP API on ")[1].split()[0].rstrip("/")
+        http_port = int(http.rsplit(":", 1)[1])
+        grpc_port = int(_port(address))
+        for port in (grpc_port, http_port):
+            for _ in range(1000):
+                held.append(socket.create_connection(("127.0.0.1", port)))
+        helper = ServerProcess(db_url(tmp_path))
+        helper.address = address
+        match = helper.create_match("six_nimmt", 2, "--house", "1=random", "--setting",
+                                    "rounds=1")
+        bot = helper.bot(match.tokens[0], "house:random")
+        (code, out), = finish([bot], timeout=180)
+        assert code == 0, out[-2000:]
+        assert "termination" in out or "normal" in out, out[-2000:]
+    finally:
+        for conn in held:
+            conn.close()
+        proc.terminate()
+        proc.wait(timeout=30)
+    size = log_path.stat().st_size
+    assert size < 1_000_000, size
+    assert "Too many open files" not in log_path.read_text()
+
+
+def test_bot_names_are_normal_and_of_one_script_and_owners_are_capped(
+        server: ServerProcess) -> None:
+    """A name spelled with look-alike letters of another script ("goodbot" with Cyrillic
+    o's) or in a compatibility form (full-width) is refused, over HTTP and over gRPC alike
+    (names are plain ASCII letters, digits, '-', '_' and '.'); so is a 60 KB owner over
+    gRPC, as over HTTP."""
+    admin = server.admin_token()
+    headers = {"Authorization": f"Bearer {admin}"}
+    for name in ("g\u043e\u043edbot", "\uff47\uff4f\uff4f\uff44"):
+        refused = httpx.post(f"{server.http}/api/admin/bots", json={"name": name},
+                             headers=headers)
+        assert refused.status_code == 400, refused.text
+    assert httpx.post(f"{server.http}/api/admin/bots", json={"name": "good-bot"},
+                      headers=headers).status_code == 201
+
+    async def register(name: str, owner: str) -> grpc.StatusCode:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            call = channel.unary_unary(f"/{wire.ADMIN_SERVICE}/RegisterBot",
+                                       request_serializer=pb.RegisterBotRequest.SerializeToString,
+                                       response_deserializer=pb.RegisterBotResponse.FromString)
+            try:
+                await call(pb.RegisterBotRequest(name=name, owner=owner),
+                           metadata=[("authorization", f"Bearer {admin}")])
+            except grpc.aio.AioRpcError as exc:
+                return exc.code()
+            return grpc.StatusCode.OK
+    assert asyncio.run(register("wide-owner", "x" * 60_000)) == \
+        grpc.StatusCode.INVALID_ARGUMENT
+    assert asyncio.run(register("g\u043e\u043edbot", "")) == grpc.StatusCode.INVALID_ARGUMENT
+    assert asyncio.run(register("plain-owner", "team 7")) == grpc.StatusCode.OK
+
+
+def test_watch_of_an_unknown_huge_id_does_not_echo_it(server: ServerProcess) -> None:
+    """Watch with a 60 KB match id is NOT_FOUND with a short message, not the id again."""
+    async def watch() -> grpc.aio.AioRpcError:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            call = channel.unary_stream(wire.WATCH,
+                                        request_serializer=pb.WatchRequest.SerializeToString,
+                                        response_deserializer=pb.WatchResponse.FromString)
+            with pytest.raises(grpc.aio.AioRpcError) as raised:
+                async for _ in call(pb.WatchRequest(match_id="m" * 60_000)):
+                    pass
+            return raised.value
+    error = asyncio.run(watch())
+    assert error.code() == grpc.StatusCode.NOT_FOUND
+    assert len(error.details() or "") < 200, len(error.details() or "")
+
+
+def test_closing_live_feeds_logs_nothing(server: ServerProcess) -> None:
+    """Ten spectators open the SSE feed of a match in full play, read its first event and
+    hang up while events still flow: the server logs no error for it."""
+    match = server.create_match("six_nimmt", 2, "--house", "1=random", "--setting",
+                                "end_threshold=5000")
+
+    async def spectate_while_playing() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            seat = SeatClient(channel, str(match.tokens[0]))
+            seat.join()
+
+            live = asyncio.Event()
+
+            async def play() -> None:
+                with contextlib.suppress(EOFError, grpc.aio.AioRpcError):
+                    while True:
+                        request = await seat.next("decision")
+                        live.set()  # the match is live: its feed streams events
+                        seat.answer(request.decision_id, request.legal[0])
+            player = asyncio.create_task(play())
+            await live.wait()
+            await asyncio.to_thread(_open_and_hang_up, 10)
+            player.cancel()
+            await asyncio.gather(player, return_exceptions=True)
+            seat.close()
+            seat.call.cancel()
+
+    def _open_and_hang_up(times: int) -> None:
+        for _ in range(times):
+            with httpx.stream("GET", f"{server.http}/api/matches/{match.match_id}/feed",
+                              timeout=30) as feed:
+                assert feed.status_code == 200
+                for line in feed.iter_lines():
+                    if line.startswith("data:"):
+                        break
+    asyncio.run(spectate_while_playing())
+    log = server.stop()
+    assert "unhandled error" not in log and "Traceback" not in log, log[-3000:]
+
+
+def test_a_replay_recorded_elsewhere_is_verified_from_its_rounds(tmp_path: Path) -> None:
+    """A peer's 6 nimmt! game in ``bullring.replay/1`` with an empty match log and a seed
+    that does not deal its hands: ``bullring replay verify`` checks it from its rounds
+    alone and says so; a tampered play in it is a mismatch naming the trick."""
+    state = get_game("six_nimmt").new_state(4, {}, 99)
+    while not state.over:
+        state.apply({s: d.legal[-1] for s, d in state.pending.items()})
+    peer = build_replay(state, match_id="peer-1", seat_names=["a", "b", "c", "d"], events=[])
+    peer["seed"] = 0
+    good = tmp_path / "peer-1.json"
+    good.write_text(json.dumps(peer))
+    result = subprocess.run([*CLI, "replay", "verify", str(good)], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stdout
+    assert "verified from its rounds alone" in result.stdout
+    peer["rounds"][0]["tricks"][3]["plays"][1] = 200
+    bad = tmp_path / "peer-2.json"
+    bad.write_text(json.dumps(peer))
+    result = subprocess.run([*CLI, "replay", "verify", str(bad)], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1
+    assert "rounds[0].tricks[3].plays" in result.stdout, result.stdout
+
+
