@@ -206,13 +206,18 @@ class Outbox:
     async def get(self) -> bytes | None:
         """Wait for the next message and take it (what was taken before is written)."""
         self.written()
+        await self.wait()
+        return self.get_nowait()
+
+    async def wait(self) -> None:
+        """Wait until a message is waiting, without taking it: a reader that may be
+        cancelled takes messages only where a cancellation cannot lose one."""
         while not self._items:
             waiter = self._waiter
-            if waiter is None or waiter.done():  # done: a cancelled earlier get
+            if waiter is None or waiter.done():  # done: a cancelled earlier wait
                 waiter = self._waiter = asyncio.get_running_loop().create_future()
             await waiter
             self.written()
-        return self.get_nowait()
 
 
 @dataclass(eq=False)

@@ -72,10 +72,10 @@ class PollSession:
             left = self.lease_s if self._waiting else \
                 self._last_poll + self.lease_s - time.monotonic()
             try:
-                item = await asyncio.wait_for(self.outbox.get(), max(0.05, left))
+                await asyncio.wait_for(self.outbox.wait(), max(0.05, left))
             except TimeoutError:
                 continue
-            self._take(item)
+            self._drain_now()
 
     def _drain_now(self) -> None:
         """Move what the outbox holds right now into the log."""
