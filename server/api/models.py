@@ -102,10 +102,9 @@ class MatchInfo(BaseModel):
         default_factory=list, description="the registered bot playing each seat, by seat "
                                           "(null for a seat that is not one; its page is "
                                           "/api/bots/{name})")
-    rated: bool = Field(default=False, description="whether its end updates ratings: true "
-                                                   "for a ladder match; false for a practice "
-                                                   "match or challenge and a match made with "
-                                                   "seat tokens")
+    rated: bool = Field(default=False, description="its end updates ratings (a ladder match); "
+                                                   "false for a practice match, a challenge "
+                                                   "or a match made with seat tokens")
 
     @classmethod
     def of(cls, summary: MatchSummary, live: bool) -> MatchInfo:

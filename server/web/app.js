@@ -253,7 +253,7 @@ function seatLinks(m) {
 function matchRow(m) {
   return tr({"data-match": m.id}, MATCH_COLUMNS, [
     matchLink(m.id), gameName(m.game),
-    h("span", {}, statusTag(m.status), m.live ? " live" : ""),
+    h("span", {}, statusTag(m.status), m.live ? " live" : "", m.rated ? "" : " · unrated"),
     seatLinks(m), m.totals ? m.totals.join(" · ") : "",
     {attrs: {class: "muted"}, content: new Date(m.created_at).toLocaleString()}]);
 }
@@ -390,7 +390,9 @@ async function renderMatch(view, matchId, step) {
     return;
   }
   const badge = h("span", {}, statusTag(match.status));
-  const title = h("h1", {}, `${gameName(match.game)} · match `, match.id, " ", badge);
+  const title = h("h1", {}, `${gameName(match.game)} · match `, match.id, " ", badge,
+                  match.rated ? null : h("span", {class: "muted", "data-testid": "unrated"},
+                                         " unrated"));
   const seats = h("p", {class: "muted"}, "Seats: ", seatLinks(match));
   if ((match.status === "finished" || match.status === "aborted") && match.totals) {
     let replay;
