@@ -10,7 +10,7 @@ from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Depends, Path
 
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server.api.browse import MatchId, match_info
 from server.api.context import Context, require_admin
 from server.api.errors import ApiError, error_responses

@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 import httpx
 
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server.store import Store
 from tests.ladder_helpers import LadderBot, LadderServer, Lines, wait_until
 from tests.seat_client import SeatClient

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.registry import get_game
 from referee.replay import build_replay
 from server.store import Store
@@ -301,8 +301,9 @@ def test_watch_of_an_unknown_huge_id_does_not_echo_it(server: ServerProcess) -> 
 
 
 def test_closing_live_feeds_logs_nothing(server: ServerProcess) -> None:
-    """Ten spectators open the SSE feed of a match in full play, read its first event and
-    hang up while events still flow: the server logs no error for it."""
+    """Thirty spectators open the SSE feed of a match in full play, read its first event and
+    hang up while events still flow: the server logs no error for it (uvicorn logged
+    "Exception in ASGI application" with a traceback for most of them)."""
     match = server.create_match("six_nimmt", 2, "--house", "1=random", "--setting",
                                 "end_threshold=5000")
 
@@ -321,7 +322,7 @@ def test_closing_live_feeds_logs_nothing(server: ServerProcess) -> None:
                         seat.answer(request.decision_id, request.legal[0])
             player = asyncio.create_task(play())
             await live.wait()
-            await asyncio.to_thread(_open_and_hang_up, 10)
+            await asyncio.to_thread(_open_and_hang_up, 30)
             player.cancel()
             await asyncio.gather(player, return_exceptions=True)
             seat.close()

@@ -61,7 +61,7 @@ def test_http_bots_play_rated_ladder_matches_beside_grpc_bots(
     stop_all.extend(bots)
     for bot in bots[:2]:
         said = finished(bot)
-        assert said.count("(normal); ") == 3 and "grpc loaded: False" in said
+        assert said.count("(TERMINATION_NORMAL); ") == 3 and "grpc loaded: False" in said
         assert ", 0 rejected;" in said and "rejected: " not in said
         assert "closed: CLOSE_REASON_MATCHES_PLAYED" in said
     finished(bots[2])
@@ -99,7 +99,7 @@ def test_a_bot_moves_between_grpc_and_http_between_matches(
     for transport in ("poll", "sse"):
         bot = http_bot(server, "mover", token, transport, 1)
         stop_all.append(bot)
-        assert finished(bot).count("(normal); ") == 1
+        assert finished(bot).count("(TERMINATION_NORMAL); ") == 1
     store = Store(server.db)
     played = store.matches(bot="mover")
     assert len(played) == 3 and all(m.status == "finished" for m in played)
