@@ -10,7 +10,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from server.api import admin, browse, errors, feed, play
+from server.api import admin, browse, challenges, errors, feed, play
 from server.api.context import ApiContext
 
 WEB = Path(__file__).resolve().parent.parent / "web"
@@ -18,10 +18,11 @@ WEB = Path(__file__).resolve().parent.parent / "web"
 
 DESCRIPTION = """\
 Bullring's HTTP API: leaderboard, bots, matches, replays, a live public feed of each match
-(Server-Sent Events), HTTP play for bots without gRPC, and admin operations.
+(Server-Sent Events), HTTP play for bots without gRPC, practice matches and challenges, and
+admin operations.
 
 Every error is JSON: `{"error": {"code": "stable_code", "message": "..."}}`.
-Seat tokens and the admin token go in `Authorization: Bearer TOKEN`.
+Seat tokens, registered bots' tokens and the admin token go in `Authorization: Bearer TOKEN`.
 """
 
 
@@ -31,7 +32,7 @@ def build_app(ctx: ApiContext) -> FastAPI:
                   docs_url=None, redoc_url=None)
     app.state.bullring = ctx
     errors.install(app)
-    for module in (browse, feed, play, admin):
+    for module in (browse, feed, play, challenges, admin):
         app.include_router(module.router)
 
     @app.get("/", include_in_schema=False)
