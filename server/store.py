@@ -662,7 +662,9 @@ class Store:
                          reason: str = "") -> Challenge:
         """``bot`` accepts or declines a pending challenge naming it; its challenger may
         withdraw it (``accept`` False) until it starts. The first decline ends it."""
-        _check_owner(reason)
+        if len(reason) > MAX_OWNER or any(unicodedata.category(c) == "Cc" for c in reason):
+            raise ChallengeError("INVALID_ARGUMENT", f"a reason has at most {MAX_OWNER} "
+                                                     f"characters and no control characters")
         with self._session() as session:
             row = session.exec(select(ChallengeRow).where(ChallengeRow.id == challenge_id)
                                .with_for_update()).first()
