@@ -182,8 +182,9 @@ class _Seat:
         self.bot = self.factory(started.game, self.seed)
         self.match_id = started.match_id
         self.answers.clear()
-        log.info("match %s started: %s, seat %d of [%s], playing %s", started.match_id,
-                 started.game, started.seat, seats, self.spec)
+        log.info("match %s started: %s, seat %d of [%s], playing %s%s", started.match_id,
+                 started.game, started.seat, seats, self.spec,
+                 "" if started.rated or self.ladder is None else " (unrated)")
 
     def _event(self, public: pb.PublicEvent) -> None:
         try:

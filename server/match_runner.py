@@ -701,7 +701,7 @@ class MatchRunner:
         self._event("match_end", termination=termination)
         replay = build_replay(self.state, match_id=self.config.match_id,
                               seat_names=self.config.seat_names, events=self.log,
-                              termination=termination)
+                              termination=termination, rated=self.config.rated)
         try:
             await self._on_finish(replay)
         finally:
@@ -730,7 +730,7 @@ class MatchRunner:
         settings = wire.settings_to_proto(self.state.settings, self.spec.id)
         return pb.PlayResponse(match_started=pb.MatchStarted(
             match_id=self.config.match_id, game=self.spec.id, settings=settings, seat=seat,
-            seat_names=self.config.seat_names))
+            seat_names=self.config.seat_names, rated=self.config.rated))
 
     def _check_all_joined(self) -> None:
         if all(link.joined_once or link.house is not None for link in self.seats):
