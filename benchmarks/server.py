@@ -39,7 +39,7 @@ import grpc  # noqa: E402
 
 from benchmarks.common import cpu_seconds, percentile, start  # noqa: E402
 from client_sdk import wire  # noqa: E402
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb  # noqa: E402
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb  # noqa: E402
 from referee.six_nimmt import new_state  # noqa: E402
 from server.store import Store, UnknownMatchError  # noqa: E402
 

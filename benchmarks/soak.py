@@ -58,7 +58,7 @@ sys.path.insert(0, str(ROOT))
 import grpc  # noqa: E402
 
 from client_sdk import wire  # noqa: E402
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb  # noqa: E402
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb  # noqa: E402
 from referee.core import RefereeError  # noqa: E402
 from referee.replay import verify  # noqa: E402
 from server import ratings  # noqa: E402

@@ -1,7 +1,7 @@
 """Generate the Python message code from ``proto/`` (never edit the output by hand).
 
 Run ``python -m client_sdk.protogen``; installing the package runs it too (setup.py).
-Output: ``client_sdk/generated/bullring/v1/referee_pb2.py`` (+ ``.pyi``).
+Output: ``client_sdk/generated/bullring/v2/referee_pb2.py`` (+ ``.pyi``).
 """
 
 from __future__ import annotations

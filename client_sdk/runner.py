@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import operator
 import queue
@@ -33,7 +32,7 @@ from client_sdk import wire
 from client_sdk.backoff import Backoff
 from client_sdk.bot import Bot
 from client_sdk.bot_spec import BotFactory, bot_factory
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from client_sdk.runner_cli import TRANSPORTS
 from referee.core import Action, DecisionKind
 
@@ -161,7 +160,8 @@ class _Seat:
         self.played += 1
         ended = response.match_ended
         log.info("match %s ended: totals %s ranks %s (%s); %d played", self.match_id,
-                 list(ended.totals), list(ended.ranks), ended.termination, self.played)
+                 list(ended.totals), list(ended.ranks), wire.termination_name(ended.termination),
+                 self.played)
         return 0 < self.matches <= self.played
 
     def matches_left(self) -> int:
@@ -182,25 +182,27 @@ class _Seat:
         self.bot = self.factory(started.game, self.seed)
         self.match_id = started.match_id
         self.answers.clear()
-        log.info("match %s started: %s, seat %d of [%s], playing %s", started.match_id,
-                 started.game, started.seat, seats, self.spec)
+        log.info("match %s started: %s, seat %d of [%s], playing %s%s", started.match_id,
+                 started.game, started.seat, seats, self.spec,
+                 "" if started.rated or self.ladder is None else " (unrated)")
 
-    def _event(self, event: pb.PublicEvent) -> None:
-        log.debug("event %s %s", event.type, event.json)
+    def _event(self, public: pb.PublicEvent) -> None:
+        try:
+            event = wire.event_from_proto(public)
+        except ValueError as e:
+            log.warning("an event this runner cannot read (%s): %s", e, public)
+            return
+        log.debug("event %s %s", type(event).__name__, event)
         on_event = getattr(self.bot, "on_event", None)
         if not callable(on_event):
             return
-        try:
-            fields = json.loads(event.json) if event.json else {}
-        except ValueError:
-            log.warning("event %s carries bad JSON: %r", event.type, event.json)
-            return
+        name, fields = type(event).__name__, event._asdict()
 
         def call() -> None:
             try:
-                on_event(event.type, fields)
+                on_event(name, fields)
             except Exception:
-                log.exception("the bot's on_event(%r) raised", event.type)
+                log.exception("the bot's on_event(%r) raised", name)
 
         self.thread.submit(call)
 
@@ -239,21 +241,20 @@ class _Seat:
         proto = _encode(kind, action)
         if proto is None:
             log.error("decision %s (%s): the bot answered %r, which is not a %s; not answered",
-                      did, kind.name, action, _ACTION_TYPE[kind])
+                      did, kind.name, action, _ACTION_NOUN[wire.ACTION_FIELD[kind]])
             return None
         self.answers[did] = proto
         log.info("decision %s (%s): answered %r in %.1f ms", did, kind.name, action, taken_ms)
         return pb.Answer(decision_id=did, action=proto)
 
 
-_ACTION_TYPE = {DecisionKind.PLAY_CARD: "card", DecisionKind.DRAFT_CARD: "card",
-                DecisionKind.CHOOSE_ROW: "row index", DecisionKind.TAKE_OR_PASS: "word",
-                DecisionKind.REVEAL_HIDDEN_CARD: "word"}
+_ACTION_NOUN = {"card": "card", "row": "row index", "word": "word"}
+"""What each ``Action`` field holds, for messages."""
 
 
 def _encode(kind: DecisionKind, action: Any) -> pb.Action | None:
     """The wire form of ``action``, or None if it is of the wrong type for ``kind``."""
-    if _ACTION_TYPE[kind] == "word":
+    if wire.ACTION_FIELD[kind] == "word":
         return wire.action_to_proto(kind, action) if isinstance(action, str) else None
     if isinstance(action, bool):
         return None
@@ -320,7 +321,7 @@ async def _play_unary(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tup
             if message is grpc.aio.EOF:
                 return None
             conn.heard = True
-            for response in wire.unbatch(message):
+            for response in wire.unbatch(message.message):
                 ended = await _handle_unary(seat, stubs, metadata, response)
                 if ended is not None:
                     return ended
@@ -448,7 +449,7 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
                             if ladder is None:
                                 log.info("match %s ended: totals %s ranks %s (%s)",
                                          seat.match_id, list(ended.totals), list(ended.ranks),
-                                         ended.termination)
+                                         wire.termination_name(ended.termination))
                             return ended
                         last_error = "the stream ended before MatchEnded"
             if conn.heard:

@@ -74,6 +74,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     """
     import asyncio
 
+    from client_sdk import wire
     from client_sdk.runner import play
 
     _configure_logging(args.verbose)
@@ -90,8 +91,9 @@ def run_from_args(args: argparse.Namespace) -> int:
             match_id[0] = response.match_started.match_id
         elif which == "match_ended" and args.ladder:
             ended = response.match_ended
+            termination = wire.termination_name(ended.termination)
             print(f"match {match_id[0]} ended: totals {list(ended.totals)} ranks "
-                  f"{list(ended.ranks)} ({ended.termination})", flush=True)
+                  f"{list(ended.ranks)} ({termination})", flush=True)
 
     try:
         ended = asyncio.run(play(args.server, token, args.bot, seed=args.seed,
@@ -109,7 +111,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     if args.ladder:
         return 0
     print(f"match {match_id[0]} ended: totals {list(ended.totals)} ranks {list(ended.ranks)} "
-          f"({ended.termination})")
+          f"({wire.termination_name(ended.termination)})")
     return 0
 
 

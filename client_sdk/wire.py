@@ -6,25 +6,26 @@ one table of method paths and serializers.
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Sequence
-from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
 import grpc
 
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee import no_thanks, six_nimmt
 from referee.core import Action, Decision, DecisionKind
 
-BOT_SERVICE = "bullring.v1.BotService"
+BOT_SERVICE = "bullring.v2.BotService"
 """The full name of the bots' service."""
-SPECTATOR_SERVICE = "bullring.v1.SpectatorService"
+SPECTATOR_SERVICE = "bullring.v2.SpectatorService"
 """The full name of the spectators' service."""
-ADMIN_SERVICE = "bullring.v1.AdminService"
+ADMIN_SERVICE = "bullring.v2.AdminService"
 """The full name of the bot registry's admin service."""
-LADDER_SERVICE = "bullring.v1.LadderService"
+LADDER_SERVICE = "bullring.v2.LadderService"
 """The full name of the ladder's public read service."""
+CHALLENGE_SERVICE = "bullring.v2.ChallengeService"
+"""The full name of the practice matches' and challenges' service."""
 PLAY = f"/{BOT_SERVICE}/Play"
 SUBSCRIBE = f"/{BOT_SERVICE}/Subscribe"
 SUBMIT_ANSWER = f"/{BOT_SERVICE}/SubmitAnswer"
@@ -40,15 +41,40 @@ KIND_TO_PROTO: dict[DecisionKind, pb.DecisionKind] = {
     DecisionKind.REVEAL_HIDDEN_CARD: pb.DECISION_KIND_REVEAL_HIDDEN_CARD,
 }
 KIND_FROM_PROTO: dict[int, DecisionKind] = {v: k for k, v in KIND_TO_PROTO.items()}
+ACTION_FIELD: dict[DecisionKind, str] = {
+    DecisionKind.PLAY_CARD: "card",
+    DecisionKind.DRAFT_CARD: "card",
+    DecisionKind.CHOOSE_ROW: "row",
+    DecisionKind.TAKE_OR_PASS: "word",
+    DecisionKind.REVEAL_HIDDEN_CARD: "word",
+}
+"""The ``Action`` field that answers each decision kind; any other is malformed."""
+KIND_NAME: dict[DecisionKind, str] = {
+    kind: pb.DecisionKind.Name(number) for kind, number in KIND_TO_PROTO.items()}
+"""Each decision kind's name on the wire, such as ``DECISION_KIND_PLAY_CARD``."""
+
+
+TERMINATION: dict[str, pb.Termination] = {"normal": pb.TERMINATION_NORMAL,
+                                          "aborted": pb.TERMINATION_ABORTED}
+"""``MatchEnded.termination`` by the name replays and the store use."""
+
+
+def termination_name(termination: int) -> str:
+    """The name (``normal``, ``aborted``) of a ``Termination`` value."""
+    for name, value in TERMINATION.items():
+        if value == termination:
+            return name
+    return "unspecified"
 
 
 def action_to_proto(kind: DecisionKind, action: Action) -> pb.Action:
     """Encode ``action`` for a decision of ``kind``."""
-    if kind is DecisionKind.CHOOSE_ROW:
+    field = ACTION_FIELD[kind]
+    if field == "word":
+        return pb.Action(word=str(action))
+    if field == "row":
         return pb.Action(row=int(action))
-    if kind in (DecisionKind.PLAY_CARD, DecisionKind.DRAFT_CARD):
-        return pb.Action(card=int(action))
-    return pb.Action(word=str(action))
+    return pb.Action(card=int(action))
 
 
 def action_from_proto(message: pb.Action) -> Action | None:
@@ -58,6 +84,12 @@ def action_from_proto(message: pb.Action) -> Action | None:
         return None
     value: Action = getattr(message, which)
     return value
+
+
+def action_field(message: pb.Action) -> str | None:
+    """The field of ``message`` that is set (``card``, ``row`` or ``word``), if any."""
+    field: str | None = message.WhichOneof("value")
+    return field
 
 
 def observation_to_request(observation: Any, decision_id: str,
@@ -120,28 +152,115 @@ def observation_from_request(request: pb.DecisionRequest) -> Any:
         tuple(n.out), decision)
 
 
-_JSON = json.JSONEncoder(separators=(",", ":"))
-"""Compact JSON, made once: ``json.dumps`` with options builds an encoder per call."""
-_C_ENCODE = None if c_make_encoder is None else c_make_encoder(
-    None, _JSON.default, encode_basestring_ascii, None, ":", ",", False, False, True)
-"""The C encoder ``_JSON.encode`` would build on every call, built once (no check for
-circular references: an event holds only numbers, strings and tuples of them)."""
-
-
-def _compact_json(value: dict[str, Any]) -> str:
-    if _C_ENCODE is None:  # pragma: no cover - CPython always has the C encoder
-        return _JSON.encode(value)
-    return "".join(_C_ENCODE(value, 0))
-
-
-def event_json(event: Any) -> str:
-    """The compact JSON object of one public engine event's (a NamedTuple's) fields."""
-    return _compact_json(dict(zip(event._fields, event, strict=True)))  # _asdict, in C
+EVENT_MESSAGES: dict[type, tuple[str, str, Any]] = {
+    six_nimmt.RoundStarted: ("six_nimmt", "round_started", pb.SixNimmtRoundStarted),
+    six_nimmt.CardsRevealed: ("six_nimmt", "cards_revealed", pb.SixNimmtCardsRevealed),
+    six_nimmt.TrickResolved: ("six_nimmt", "trick_resolved", pb.SixNimmtTrickResolved),
+    six_nimmt.CardDrafted: ("six_nimmt", "card_drafted", pb.SixNimmtCardDrafted),
+    six_nimmt.RoundEnded: ("six_nimmt", "round_ended", pb.SixNimmtRoundEnded),
+    six_nimmt.GameEnded: ("six_nimmt", "game_ended", pb.GameEnded),
+    no_thanks.RoundStarted: ("no_thanks", "round_started", pb.NoThanksRoundStarted),
+    no_thanks.CardTurnedUp: ("no_thanks", "card_turned_up", pb.NoThanksCardTurnedUp),
+    no_thanks.Passed: ("no_thanks", "passed", pb.NoThanksPassed),
+    no_thanks.Took: ("no_thanks", "took", pb.NoThanksTook),
+    no_thanks.HiddenRevealed: ("no_thanks", "hidden_revealed", pb.NoThanksHiddenRevealed),
+    no_thanks.RoundEnded: ("no_thanks", "round_ended", pb.NoThanksRoundEnded),
+    no_thanks.GameEnded: ("no_thanks", "game_ended", pb.GameEnded),
+}
+"""Each public engine event class (a NamedTuple): its game's field of ``PublicEvent``, the
+event's field of that game's event message, and the message type. A message's fields are
+the NamedTuple's, in order and of the same names (tests/test_wire.py holds them to it)."""
+EVENT_CLASSES: dict[tuple[str, str], Any] = {
+    (game, name): cls for cls, (game, name, _message) in EVENT_MESSAGES.items()}
+"""Each engine event class by its (game, event) field names in ``PublicEvent``."""
 
 
 def event_to_proto(event: Any) -> pb.PublicEvent:
-    """Encode one public engine event (a NamedTuple) as a PublicEvent."""
-    return pb.PublicEvent(type=type(event).__name__, json=event_json(event))
+    """Encode one public engine event (a NamedTuple) as a typed PublicEvent."""
+    game, name, _message = EVENT_MESSAGES[type(event)]
+    public = pb.PublicEvent()
+    typed = getattr(getattr(public, game), name)
+    typed.SetInParent()
+    for field, value in zip(event._fields, event, strict=True):
+        if value is None:
+            continue
+        target = getattr(typed, field)
+        if isinstance(value, int):
+            setattr(typed, field, value)
+        elif field == "row_choice":
+            target.seat, target.row = value
+        elif value and isinstance(value[0], tuple):
+            for cards in value:
+                target.add().cards.extend(cards)
+        else:
+            target.extend(value)
+    return public
+
+
+def event_from_proto(public: pb.PublicEvent) -> Any:
+    """The engine event (a NamedTuple) a PublicEvent carries; ValueError if it carries
+    none this side knows."""
+    game = public.WhichOneof("game")
+    if game is None:
+        raise ValueError("the PublicEvent carries no event")
+    holder = getattr(public, game)
+    name = holder.WhichOneof("event")
+    cls = EVENT_CLASSES.get((game, name or ""))
+    if cls is None:
+        raise ValueError(f"unknown event {game}.{name}")
+    typed = getattr(holder, name or "")
+    values: list[Any] = []
+    for field in cls._fields:
+        value = getattr(typed, field)
+        if field == "row_choice":
+            values.append((value.seat, value.row) if typed.HasField(field) else None)
+        elif isinstance(value, int):
+            values.append(value)
+        elif typed.DESCRIPTOR.fields_by_name[field].message_type is not None:
+            values.append(tuple(tuple(c.cards) for c in value))
+        else:
+            values.append(tuple(value))
+    return cls(*values)
+
+
+def event_type(public: pb.PublicEvent) -> str:
+    """The engine's name of the event a PublicEvent carries, such as ``TrickResolved``."""
+    return type(event_from_proto(public)).__name__
+
+
+def settings_to_proto(settings: dict[str, Any], game: str) -> pb.MatchSettings:
+    """A match's settings (every one, as the game parsed them) as MatchSettings: the common
+    ones, then the game's in its own message; a choice becomes its enum value."""
+    message = pb.MatchSettings()
+    typed = getattr(message, game)
+    typed.SetInParent()
+    for key, value in settings.items():
+        target = message if key in message.DESCRIPTOR.fields_by_name else typed
+        field = target.DESCRIPTOR.fields_by_name.get(key)
+        if field is None:
+            raise ValueError(f"setting {key!r} of {game} has no field in MatchSettings")
+        if field.enum_type is not None:
+            prefix = re.sub(r"(?<!^)(?=[A-Z])", "_", field.enum_type.name).upper()
+            value = field.enum_type.values_by_name[f"{prefix}_{str(value).upper()}"].number
+        setattr(target, key, value)
+    return message
+
+
+def settings_from_proto(message: pb.MatchSettings) -> dict[str, Any]:
+    """The settings MatchSettings carries, by name, choices as the game names them."""
+    result: dict[str, Any] = {"deadline_ms": message.deadline_ms,
+                              "max_timeouts": message.max_timeouts}
+    game = message.WhichOneof("game")
+    if game is None:
+        return result
+    typed = getattr(message, game)
+    for field in typed.DESCRIPTOR.fields:
+        value = getattr(typed, field.name)
+        if field.enum_type is not None:
+            prefix = re.sub(r"(?<!^)(?=[A-Z])", "_", field.enum_type.name).upper()
+            value = field.enum_type.values_by_number[value].name[len(prefix) + 1:].lower()
+        result[field.name] = value
+    return result
 
 
 def unbatch(response: pb.PlayResponse) -> Sequence[pb.PlayResponse]:
@@ -182,7 +301,7 @@ def bot_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
                                       response_deserializer=pb.PlayResponse.FromString),
         "Subscribe": channel.unary_stream(
             SUBSCRIBE, request_serializer=pb.SubscribeRequest.SerializeToString,
-            response_deserializer=pb.PlayResponse.FromString),
+            response_deserializer=pb.SubscribeResponse.FromString),
         "SubmitAnswer": channel.unary_unary(
             SUBMIT_ANSWER, request_serializer=pb.SubmitAnswerRequest.SerializeToString,
             response_deserializer=pb.SubmitAnswerResponse.FromString),
@@ -207,6 +326,15 @@ LADDER_METHODS: dict[str, tuple[Any, Any]] = {
 }
 """LadderService's methods: (request type, response type) by name."""
 
+CHALLENGE_METHODS: dict[str, tuple[Any, Any]] = {
+    "CreateChallenge": (pb.CreateChallengeRequest, pb.CreateChallengeResponse),
+    "ListChallenges": (pb.ListChallengesRequest, pb.ListChallengesResponse),
+    "GetChallenge": (pb.GetChallengeRequest, pb.GetChallengeResponse),
+    "AnswerChallenge": (pb.AnswerChallengeRequest, pb.AnswerChallengeResponse),
+    "SetAutoAccept": (pb.SetAutoAcceptRequest, pb.SetAutoAcceptResponse),
+}
+"""ChallengeService's methods: (request type, response type) by name."""
+
 
 def admin_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
     """The AdminService methods on ``channel``, by name."""
@@ -222,6 +350,14 @@ def ladder_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
                                       request_serializer=request.SerializeToString,
                                       response_deserializer=response.FromString)
             for name, (request, response) in LADDER_METHODS.items()}
+
+
+def challenge_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
+    """The ChallengeService methods on ``channel``, by name."""
+    return {name: channel.unary_unary(f"/{CHALLENGE_SERVICE}/{name}",
+                                      request_serializer=request.SerializeToString,
+                                      response_deserializer=response.FromString)
+            for name, (request, response) in CHALLENGE_METHODS.items()}
 
 
 def watch_stub(channel: grpc.aio.Channel) -> Any:

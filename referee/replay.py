@@ -33,10 +33,12 @@ def answer_event(state: GameState, seat: int, action: int | str, *,
 
 
 def build_replay(state: GameState, *, match_id: str, seat_names: Sequence[str],
-                 events: list[dict[str, Any]], termination: str = "normal") -> dict[str, Any]:
-    """Return the replay of ``state``'s match, with ``events`` as its full log."""
+                 events: list[dict[str, Any]], termination: str = "normal",
+                 rated: bool | None = None) -> dict[str, Any]:
+    """Return the replay of ``state``'s match, with ``events`` as its full log; with
+    ``rated`` (a server's match), whether its end updates ratings."""
     totals, ranks = state.result()
-    return {
+    replay: dict[str, Any] = {
         "format": FORMAT,
         "match_id": match_id,
         "game": state.game,
@@ -49,6 +51,9 @@ def build_replay(state: GameState, *, match_id: str, seat_names: Sequence[str],
         "termination": termination,
         "events": events,
     }
+    if rated is not None:
+        replay["rated"] = rated
+    return replay
 
 
 FROM_LOG = "its match log"

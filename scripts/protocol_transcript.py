@@ -40,7 +40,7 @@ import grpc
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.six_nimmt import BULLHEADS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -278,7 +278,7 @@ def http_examples(server: Server, finished_match: str) -> dict[str, list[str]]:
     examples = {"http-errors": curl.lines}
 
     curl = Curl(server.http, server.admin)
-    curl.events(f"/api/matches/{finished_match}/feed", None, None, 2, until="end")
+    curl.events(f"/api/matches/{finished_match}/feed", None, None, 2, until="match_ended")
     examples["http-feed"] = curl.lines
 
     admin = Curl(server.http, server.admin)

@@ -12,7 +12,7 @@ from google.protobuf.message import DecodeError
 from sqlalchemy.exc import OperationalError
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server.db_retry import DatabaseUnavailableError
 from server.match_setup import MatchSetupError, create_match
 from server.service import UNAVAILABLE, bearer_token

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         type=cli.ServerAddress(),
                         help="the server to ask (default: 127.0.0.1:50051)")
     parser.add_argument("--service", default="", type=ServiceName(),
-                        help="a service name, such as bullring.v1.BotService (default: the "
+                        help="a service name, such as bullring.v2.BotService (default: the "
                              "whole server)")
     parser.add_argument("--timeout", type=cli.Seconds(0, strict=True), default=3.0,
                         metavar="SECONDS", help="how long to wait for an answer (default: 3)")
@@ -39,14 +39,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class ServiceName(cli.ArgType):
-    """A gRPC service's full name (``bullring.v1.BotService``), or empty: the server."""
+    """A gRPC service's full name (``bullring.v2.BotService``), or empty: the server."""
 
-    good = "bullring.v1.BotService"
+    good = "bullring.v2.BotService"
     bad = ("not a service", "a/b")
 
     def __call__(self, text: str) -> str:
         if text and not all(part.isidentifier() for part in text.split(".")):
-            self.fail(f"must be a service's full name (bullring.v1.BotService), not {text!r}")
+            self.fail(f"must be a service's full name (bullring.v2.BotService), not {text!r}")
         return text
 
 

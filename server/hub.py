@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.replay import ReplayError, public_events
 from server.db_retry import DatabaseUnavailableError
 from server.match_runner import MatchRunner
@@ -130,7 +130,7 @@ class MatchHub:
         messages = [pb.WatchResponse(event=wire.event_to_proto(e)) for e in events]
         messages.append(pb.WatchResponse(match_ended=pb.MatchEnded(
             totals=replay["totals"], ranks=replay["ranks"],
-            termination=replay["termination"])))
+            termination=wire.TERMINATION[replay["termination"]])))
         return messages
 
     def start(self, config: MatchConfig, attach: Callable[[MatchRunner], None],

@@ -21,7 +21,7 @@ from typing import Any
 
 import psycopg
 
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from client_sdk.house import HOUSE_BOTS
 from referee.core import RefereeError
 from referee.registry import get_game
@@ -31,7 +31,14 @@ from server.instances import InstanceGuard
 from server.match_runner import MatchRunner, Outbox
 from server.match_setup import fresh_seed
 from server.models import BotRow
-from server.store import FREED_CHANNEL, MatchConfig, Store
+from server.store import (
+    FREED_CHANNEL,
+    HOUSE_PREFIX,
+    Challenge,
+    ChallengeError,
+    MatchConfig,
+    Store,
+)
 
 log = logging.getLogger("bullring.ladder")
 
@@ -108,6 +115,17 @@ def house_names(kinds: Sequence[str]) -> list[tuple[str, str]]:
             raise ValueError(f"unknown house bot {kind!r}; known: {', '.join(HOUSE_BOTS)}")
         seen[kind] = seen.get(kind, 0) + 1
         names.append((f"house-{kind}" + (f"-{seen[kind]}" if seen[kind] > 1 else ""), kind))
+    return names
+
+
+def practice_seat_names(specs: Sequence[str]) -> list[str]:
+    """Seat names for a challenge's seats: a bot's name, or ``house:KIND`` (``-2``... for a
+    kind named again), which no registered bot can be named."""
+    seen: dict[str, int] = {}
+    names = []
+    for spec in specs:
+        seen[spec] = seen.get(spec, 0) + 1
+        names.append(spec + (f"-{seen[spec]}" if seen[spec] > 1 else ""))
     return names
 
 
@@ -380,6 +398,7 @@ class Ladder:
         return waiting
 
     async def _form(self, game: str) -> None:
+        await self._seat_challenges(game)
         size = self.sizes[game]
         waiting = self._waiting(game)
         if len(waiting) < size.minimum:
@@ -416,20 +435,97 @@ class Ladder:
             self._seatings[name] = self._seatings.get(name, 0) + 1
             if name in self.house:
                 self.house[name].last_seated = now
-        config = MatchConfig(match_id, game, dict(settings), seed, tuple(names),
-                             {s: w.house for s, w in enumerate(table) if w.house}, "running")
+        self._start(MatchConfig(match_id, game, dict(settings), seed, tuple(names),
+                                {s: w.house for s, w in enumerate(table) if w.house},
+                                "running", rated=True), names)
+        log.info("ladder match %s (%s): %s", match_id, game, ", ".join(names))
 
+    def _start(self, config: MatchConfig, bots: Sequence[str]) -> None:
+        """Start a stored match here, attaching the streams of its registered ``bots``."""
         def attach(runner: MatchRunner) -> None:
-            for seat, name in enumerate(names):
+            for seat, name in enumerate(config.seat_names):
+                if name not in bots:
+                    continue  # a practice match's house seat
                 self.seated[name] = (runner, seat)
                 session = self.sessions.get(name)
                 if session is not None and session.open and name not in self.house:
                     _, connection = runner.attach(seat, session.outbox)
                     session.seat = (runner, seat, connection)
 
-        self._last_table[game] = asyncio.get_running_loop().time()
+        self._last_table[config.game] = asyncio.get_running_loop().time()
         self.hub.start(config, attach, self._after)
-        log.info("ladder match %s (%s): %s", match_id, game, ", ".join(names))
+
+    # -- practice matches and challenges ---------------------------------------------------
+
+    def challenge(self, bot: BotRow, game: str, opponents: Sequence[str]) -> Challenge:
+        """Check a challenge of ``bot`` at ``game`` against ``opponents`` (``house:KIND`` or
+        registered bots, in seat order after it) and store it (a blocking call). It is
+        seated, unrated, once accepted and once its registered bots wait on the ladder."""
+        if bot.house is not None:
+            raise ChallengeError("PERMISSION_DENIED", f"{bot.name!r} is a house bot")
+        if not bot.enabled:
+            raise ChallengeError("PERMISSION_DENIED", f"bot {bot.name!r} is disabled")
+        try:
+            spec = get_game(game)
+        except RefereeError as exc:
+            raise ChallengeError("INVALID_ARGUMENT", str(exc)) from None
+        if spec.id not in self.settings:
+            raise ChallengeError("FAILED_PRECONDITION", f"this server runs ladders for "
+                                 f"{', '.join(self.settings)}, not {spec.id}")
+        seats = 1 + len(opponents)
+        if not spec.min_seats <= seats <= spec.max_seats:
+            raise ChallengeError("INVALID_ARGUMENT", f"{spec.id} seats {spec.min_seats}-"
+                                 f"{spec.max_seats}: name {spec.min_seats - 1}-"
+                                 f"{spec.max_seats - 1} opponents, not {len(opponents)}")
+        named = []
+        for name in opponents:
+            if name in self.house:
+                name = HOUSE_PREFIX + str(self.house[name].house)
+            if name.startswith(HOUSE_PREFIX):
+                kind = name[len(HOUSE_PREFIX):]
+                if kind not in HOUSE_BOTS:
+                    raise ChallengeError("INVALID_ARGUMENT", f"unknown house bot {kind!r}; "
+                                         f"known: {', '.join(HOUSE_BOTS)}")
+                if spec.id not in HOUSE_BOTS[kind].games:
+                    raise ChallengeError("INVALID_ARGUMENT",
+                                         f"house bot {kind!r} does not play {spec.id}")
+            named.append(name)
+        challenge = self.store.create_challenge(spec.id, bot.name, named)
+        log.info("challenge %s (%s): %s against %s, %s", challenge.id, spec.id, bot.name,
+                 ", ".join(named), challenge.status)
+        return challenge
+
+    def answered(self) -> None:
+        """A challenge was accepted: seat it as soon as its bots wait (this server pokes;
+        others on PostgreSQL are told by the database)."""
+        if self.store.sqlite:
+            self.poke()
+
+    async def _seat_challenges(self, game: str) -> None:
+        """Seat the accepted challenges of ``game`` whose registered bots all wait here."""
+        waiting = {s.bot for s in self.sessions.values()
+                   if s.game == game and s.open and s.bot not in self.seated}
+        if not waiting:
+            return
+        for challenge in await asyncio.to_thread(self.store.ready_challenges, game):
+            if self._stopping:
+                return
+            if not all(b in waiting and b not in self.seated for b in challenge.bots):
+                continue
+            seed = fresh_seed()
+            settings = self.settings[game]
+            specs = (challenge.challenger, *challenge.opponents)
+            names = practice_seat_names(specs)
+            match_id = await asyncio.to_thread(self.store.seat_challenge, challenge, settings,
+                                               seed, names, self.hub.instance)
+            if match_id is None:
+                continue  # seated by another server, or a bot plays elsewhere: freed later
+            house = {seat: spec[len(HOUSE_PREFIX):] for seat, spec in enumerate(specs)
+                     if spec.startswith(HOUSE_PREFIX)}
+            self._start(MatchConfig(match_id, game, dict(settings), seed, tuple(names), house,
+                                    "running", rated=False), challenge.bots)
+            log.info("practice match %s (%s) of challenge %s: %s", match_id, game,
+                     challenge.id, ", ".join(names))
 
     async def _after(self, runner: MatchRunner) -> None:
         """A ladder match is over and stored: its bots wait again (house bots after a rest)."""

@@ -193,7 +193,7 @@ class RemoteLadder:
 
     @staticmethod
     def _pb() -> Any:
-        from client_sdk.generated.bullring.v1 import referee_pb2
+        from client_sdk.generated.bullring.v2 import referee_pb2
 
         return referee_pb2
 

@@ -18,7 +18,7 @@ from google.protobuf.message import DecodeError
 from sqlalchemy.exc import OperationalError
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.registry import UnknownGameError, get_game
 from server.db_retry import DatabaseUnavailableError
 from server.ladder_access import ms
@@ -115,7 +115,8 @@ def _summary(s: MatchSummary) -> pb.MatchSummary:
     return pb.MatchSummary(match_id=s.match_id, game=s.game, status=s.status,
                            seats=s.seat_names, created_ms=ms(s.created_at),
                            finished_ms=ms(s.finished_at), totals=s.totals or (),
-                           ranks=s.ranks or (), termination=s.termination or "")
+                           ranks=s.ranks or (), termination=s.termination or "",
+                           rated=s.rated)
 
 
 def _method(request_type: Any, work: Callable[[Any], Any]

@@ -28,8 +28,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from client_sdk import wire
 from client_sdk.bot import Bot
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from client_sdk.house import house_bot
 from referee.core import Action, IllegalActionError, MalformedActionError, RefereeError
 from referee.registry import GameState, get_game
@@ -345,9 +346,11 @@ class MatchRunner:
 
     # -- answers -------------------------------------------------------------------------
 
-    def submit(self, seat: int, decision_id: str, action: Action | None
-               ) -> pb.AnswerAccepted | pb.AnswerRejected:
+    def submit(self, seat: int, decision_id: str, action: Action | None, *,
+               field: str | None) -> pb.AnswerAccepted | pb.AnswerRejected:
         """Take one answer from ``seat``: accepted, ignored as a duplicate, or rejected.
+        ``field`` is the ``Action`` field the answer set (``card``, ``row``, ``word``): one
+        that does not answer the pending decision's kind is malformed, whatever its value.
 
         An answer that completes the decision point does not resolve it: the caller calls
         ``settle`` once it has delivered the verdict, so the events and the next request
@@ -367,6 +370,12 @@ class MatchRunner:
         if action is None:
             return self._reject(seat, decision_id, pb.REJECT_REASON_MALFORMED_ACTION,
                                 "the answer carries no action")
+        kind = self.state.pending[seat].kind
+        expected = wire.ACTION_FIELD[kind]
+        if field != expected:
+            return self._reject(seat, decision_id, pb.REJECT_REASON_MALFORMED_ACTION,
+                                f"a {wire.KIND_NAME[kind]} decision is answered with the "
+                                f"action field '{expected}', not '{field}'")
         try:
             self.state.validate(seat, action)
         except MalformedActionError as malformed:  # one name per type: mypyc types a name once
@@ -692,11 +701,12 @@ class MatchRunner:
         self._event("match_end", termination=termination)
         replay = build_replay(self.state, match_id=self.config.match_id,
                               seat_names=self.config.seat_names, events=self.log,
-                              termination=termination)
+                              termination=termination, rated=self.config.rated)
         try:
             await self._on_finish(replay)
         finally:
-            self.ended = pb.MatchEnded(totals=totals, ranks=ranks, termination=termination)
+            self.ended = pb.MatchEnded(totals=totals, ranks=ranks,
+                                       termination=wire.TERMINATION[termination])
             self._tell_the_end()
             self.done.set()
 
@@ -717,11 +727,10 @@ class MatchRunner:
             queue.put_nowait(None)
 
     def _match_started(self, seat: int) -> pb.PlayResponse:
-        settings = {k: str(v).lower() if isinstance(v, bool) else str(v)
-                    for k, v in self.state.settings.items()}
+        settings = wire.settings_to_proto(self.state.settings, self.spec.id)
         return pb.PlayResponse(match_started=pb.MatchStarted(
             match_id=self.config.match_id, game=self.spec.id, settings=settings, seat=seat,
-            seat_names=self.config.seat_names))
+            seat_names=self.config.seat_names, rated=self.config.rated))
 
     def _check_all_joined(self) -> None:
         if all(link.joined_once or link.house is not None for link in self.seats):

@@ -31,7 +31,11 @@ class MatchRow(SQLModel, table=True):
     finished_at: datetime | None = None
     replay_json: str | None = None
     ladder: bool = False
-    """True for a match the ladder formed (its seats are registered bots, it is rated)."""
+    """True for a match the ladder formed (its seats are registered bots or, in a practice
+    match, house seats)."""
+    rated: bool = False
+    """True when its end updates ratings: a ladder match; never a practice match or
+    challenge, nor a match made with seat tokens."""
     instance: str | None = Field(default=None, index=True)
     """The server process running it (set when it starts); a dead instance's match is
     aborted by the next server that looks."""
@@ -70,6 +74,8 @@ class BotRow(SQLModel, table=True):
     servers seat it twice."""
     last_seated_at: datetime | None = None
     """When it was last seated; the ladder seats the least recently seated first."""
+    auto_accept: bool = False
+    """Accept every challenge naming it without being asked."""
 
 
 class RatingRow(SQLModel, table=True):
@@ -101,6 +107,31 @@ class RatingChangeRow(SQLModel, table=True):
     mu_after: float
     sigma_after: float
     recorded_at: datetime = Field(default_factory=utcnow, index=True)
+
+
+class ChallengeRow(SQLModel, table=True):
+    """A registered bot's request for an unrated match against named opponents.
+
+    ``pending`` until every registered opponent accepts (then ``accepted``) or one declines
+    (``declined``); the challenger may withdraw it (``cancelled``). An accepted challenge is
+    seated by the ladder once all its registered bots wait on the game's ladder
+    (``started``, with ``match_id``).
+    """
+
+    __tablename__ = "challenge"
+    id: str = Field(primary_key=True)
+    game: str
+    challenger: str = Field(foreign_key="bot.name", index=True)
+    opponents_json: str
+    """The opponents in seat order (after the challenger): ``house:KIND`` or a bot name."""
+    answers_json: str
+    """Each registered opponent's answer: ``pending``, ``accepted`` or ``declined``."""
+    status: str = Field(default="pending", index=True)
+    message: str = ""
+    """Why it was declined or cancelled, in words."""
+    match_id: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
 
 
 class AdminTokenRow(SQLModel, table=True):

@@ -3,8 +3,9 @@
 Every decision point sends each seat its verdict, the public events and its next request;
 building those as protobuf objects and serializing them was a third of the server's work per
 decision. Here they are written as bytes directly, following the protobuf encoding of
-``proto/bullring/v1/referee.proto``: the bytes are exactly those protobuf itself writes for
-the same message (tests/unit/test_wire.py checks it over random games of every game), so a client
+``proto/bullring/v2/referee.proto``: the bytes are exactly those protobuf itself writes for
+the same message (tests/unit/test_wire.py checks it over random games of every game), so a
+client
 cannot tell the difference. Cold paths (match start and end, rejections, spectators) build
 protobuf objects as usual.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from client_sdk import wire
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee import six_nimmt
 from referee.core import Decision, DecisionKind
 
@@ -209,18 +211,57 @@ def accepted(decision_id: str) -> bytes:
     return _delimited(_ACCEPTED, _delimited(_L[1], decision_id.encode()))
 
 
-_EVENT_TYPE: dict[type, bytes] = {}
-"""``PublicEvent.type`` of each engine event class, encoded once."""
+_SCALAR, _PACKED, _CARD_LISTS, _PAIR = 0, 1, 2, 3
+"""How an event field is written: an int32, a packed ``repeated int32``, a ``repeated
+Cards``, or a two-field sub-message (``RowChoice``; absent when None)."""
+
+
+def _field_kinds(message: Any) -> tuple[tuple[bytes, int], ...]:
+    """Each field's tag and kind (above) of an event message type, in field order."""
+    kinds = []
+    for field in message.DESCRIPTOR.fields:
+        repeated = field.is_repeated
+        if field.message_type is None:
+            kinds.append((_tag(field.number, 2 if repeated else 0),
+                          _PACKED if repeated else _SCALAR))
+        else:
+            kinds.append((_tag(field.number, 2), _CARD_LISTS if repeated else _PAIR))
+    return tuple(kinds)
+
+
+def _event_tags(game: str, name: str) -> tuple[bytes, bytes]:
+    """The tags of ``PublicEvent.<game>`` and of that message's ``<name>`` field, which
+    enclose an event's message."""
+    holder = pb.PublicEvent.DESCRIPTOR.fields_by_name[game]
+    inner: Any = holder.message_type
+    return _tag(holder.number, 2), _tag(inner.fields_by_name[name].number, 2)
+
+
+_EVENTS: dict[type, tuple[tuple[bytes, bytes], tuple[tuple[bytes, int], ...]]] = {
+    cls: (_event_tags(game, name), _field_kinds(message))
+    for cls, (game, name, message) in wire.EVENT_MESSAGES.items()}
+"""Each engine event class: the tag of its game's field of ``PublicEvent``, the tag of its
+own field there, and its message's fields (tags and kinds), worked out once."""
 
 
 def public_event(event: Any) -> bytes:
-    """A ``PublicEvent`` of one engine event (a NamedTuple): its type name and compact JSON
-    (``wire.event_json``)."""
-    kind = type(event)
-    head = _EVENT_TYPE.get(kind)
-    if head is None:
-        head = _EVENT_TYPE[kind] = _delimited(_L[1], kind.__name__.encode())
-    return head + _delimited(_L[2], wire.event_json(event).encode())
+    """The ``PublicEvent`` of one engine event (a NamedTuple), typed as its game's event
+    message (``wire.EVENT_MESSAGES``)."""
+    (outer, inner), fields = _EVENTS[type(event)]
+    parts: list[bytes] = []
+    for (tag, kind), value in zip(fields, event, strict=True):
+        if kind == _SCALAR:
+            if value:
+                parts.append(tag + varint(value))
+        elif kind == _PACKED:
+            if value:
+                parts.append(tag + _packed_body(value))
+        elif kind == _CARD_LISTS:
+            if value:
+                parts.append(_card_lists(tag, value))
+        elif value is not None:
+            parts.append(_delimited(tag, _scalar(_T[1], value[0]) + _scalar(_T[2], value[1])))
+    return _delimited(outer, _delimited(inner, b"".join(parts)))
 
 
 _PLAY_EVENT = _tag(5, 2)
@@ -244,4 +285,14 @@ def batch(messages: list[bytes]) -> bytes:
     return _BATCH + varint(len(body)) + body
 
 
-__all__ = ["accepted", "batch", "decision", "play_event", "public_event", "varint"]
+_SUBSCRIBED = _tag(1, 2)
+"""``SubscribeResponse.message``."""
+
+
+def subscribed(message: bytes) -> bytes:
+    """The SubscribeResponse carrying a serialized PlayResponse."""
+    return _SUBSCRIBED + varint(len(message)) + message
+
+
+__all__ = ["accepted", "batch", "decision", "play_event", "public_event", "subscribed",
+           "varint"]

@@ -12,7 +12,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server import outgoing
 from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub, MatchOverError
@@ -245,7 +245,8 @@ class BotService:
                                      reason=pb.REJECT_REASON_NOT_PENDING,
                                      message="no match of this bot is in progress here")
         runner, seat = target
-        return runner.submit(seat, answer.decision_id, wire.action_from_proto(answer.action))
+        return runner.submit(seat, answer.decision_id, wire.action_from_proto(answer.action),
+                             field=wire.action_field(answer.action))
 
     async def subscribe(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
                         ) -> AsyncIterator[bytes]:
@@ -259,7 +260,7 @@ class BotService:
             outbox = session.outbox
             try:
                 async for item in _drain(outbox, request.accept_batches):
-                    yield item
+                    yield outgoing.subscribed(item)
             finally:
                 if self.ladder is not None:
                     self.ladder.leave(session)
@@ -269,7 +270,7 @@ class BotService:
         outbox, connection = runner.attach(seat)
         try:
             async for item in _drain(outbox, batches):
-                yield item
+                yield outgoing.subscribed(item)
         finally:
             runner.detach(seat, connection, outbox.why_ended("stream closed"))
 

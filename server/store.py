@@ -39,6 +39,7 @@ from server.migrate import upgrade
 from server.models import (
     AdminTokenRow,
     BotRow,
+    ChallengeRow,
     MatchRow,
     RatingChangeRow,
     RatingRow,
@@ -78,6 +79,8 @@ class MatchConfig:
     seat_names: tuple[str, ...]
     house: dict[int, str]
     status: str
+    rated: bool = False
+    """Whether its end updates ratings."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,51 @@ class MatchSummary:
     termination: str | None
     seat_bots: tuple[str | None, ...] = ()
     """The registered bot playing each seat (None for a seat that is not one)."""
+    rated: bool = False
+    """Whether its end updates ratings (a ladder match; not a practice match or challenge)."""
+
+
+class ChallengeError(ValueError):
+    """A challenge request that cannot be done; ``code`` is the gRPC status name to answer."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+HOUSE_PREFIX = "house:"
+"""How a challenge names a house bot opponent: ``house:greedy``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Challenge:
+    """A stored challenge, as its challenger and opponents see it."""
+
+    id: str
+    game: str
+    challenger: str
+    opponents: tuple[str, ...]
+    """In seat order after the challenger: ``house:KIND`` or a registered bot's name."""
+    answers: dict[str, str]
+    """Each registered opponent's answer: pending, accepted or declined."""
+    status: str
+    """pending, accepted, declined, cancelled or started."""
+    message: str
+    match_id: str | None
+    created_at: datetime
+
+    @property
+    def bots(self) -> tuple[str, ...]:
+        """The registered bots it seats: the challenger, then its registered opponents."""
+        return (self.challenger,
+                *(o for o in self.opponents if not o.startswith(HOUSE_PREFIX)))
+
+    @classmethod
+    def of(cls, row: ChallengeRow) -> Challenge:
+        """The challenge a stored row holds."""
+        return cls(row.id, row.game, row.challenger, tuple(json.loads(row.opponents_json)),
+                   dict(json.loads(row.answers_json)), row.status, row.message, row.match_id,
+                   row.created_at)
 
 
 class UnknownMatchError(LookupError):
@@ -253,7 +301,8 @@ class Store:
                                  .order_by(col(SeatRow.seat))).all()
             return MatchConfig(match.id, match.game, json.loads(match.settings_json), match.seed,
                                tuple(s.name for s in seats),
-                               {s.seat: s.house for s in seats if s.house}, match.status)
+                               {s.seat: s.house for s in seats if s.house}, match.status,
+                               match.rated)
 
     @_retried
     def claim_match(self, match_id: str, instance: str) -> None:
@@ -293,7 +342,7 @@ class Store:
 
     @_retried
     def finish_match(self, match_id: str, replay: dict[str, Any]) -> bool:
-        """Record the end of a match and, for a finished ladder match, its rating updates,
+        """Record the end of a match and, for a finished rated match, its rating updates,
         in one transaction; free its bots. False (and nothing written) when the match was
         already recorded or aborted: a match is never recorded twice."""
         status = "finished" if replay["termination"] == "normal" else "aborted"
@@ -311,7 +360,7 @@ class Store:
                 return False
             match = session.get(MatchRow, match_id)
             assert match is not None
-            if match.ladder and status == "finished":
+            if match.rated and status == "finished":
                 self._rate(session, match, [int(r) for r in replay["ranks"]])
             session.execute(update(BotRow).where(col(BotRow.current_match) == match_id)
                             .values(current_match=None))
@@ -458,7 +507,7 @@ class Store:
             now = utcnow()
             session.add(MatchRow(id=match_id, game=game, settings_json=json.dumps(dict(settings)),
                                  seed=seed, seat_count=len(bots), status="running", ladder=True,
-                                 instance=instance, created_at=now))
+                                 rated=True, instance=instance, created_at=now))
             session.flush()
             session.execute(update(BotRow).where(col(BotRow.name).in_(list(bots)))
                             .values(last_seated_at=now))
@@ -545,6 +594,171 @@ class Store:
         with self._session() as session:
             return list(session.exec(query.order_by(col(RatingChangeRow.recorded_at),
                                                     col(RatingChangeRow.match_id))).all())
+
+    # -- challenges ------------------------------------------------------------------------
+
+    def create_challenge(self, game: str, challenger: str, opponents: Sequence[str]
+                         ) -> Challenge:
+        """Store a challenge of ``challenger`` (a connecting bot) against ``opponents``
+        (``house:KIND`` or registered bots' names, already checked to play ``game``). A
+        registered house bot's name stands for its kind; a bot that auto-accepts accepts
+        now, and with no one left to ask the challenge is accepted."""
+        with self._session() as session:
+            names = {o for o in opponents if not o.startswith(HOUSE_PREFIX)} | {challenger}
+            rows = {b.name: b for b in session.exec(select(BotRow).where(
+                col(BotRow.name).in_(sorted(names)))).all()}
+            seats: list[str] = []
+            answers: dict[str, str] = {}
+            for name in opponents:
+                row = rows.get(name)
+                if name.startswith(HOUSE_PREFIX) or (row is not None and row.house):
+                    seats.append(name if row is None else HOUSE_PREFIX + str(row.house))
+                    continue
+                if row is None:
+                    raise ChallengeError("NOT_FOUND", f"no bot named {name!r} is registered")
+                if name == challenger or name in answers:
+                    raise ChallengeError("INVALID_ARGUMENT",
+                                         f"{name!r} is named twice (a bot takes one seat)")
+                if not row.enabled:
+                    raise ChallengeError("FAILED_PRECONDITION", f"bot {name!r} is disabled")
+                seats.append(name)
+                answers[name] = "accepted" if row.auto_accept else "pending"
+            status = "accepted" if all(a == "accepted" for a in answers.values()) else "pending"
+            made = ChallengeRow(id=uuid.uuid4().hex[:12], game=game, challenger=challenger,
+                                opponents_json=json.dumps(seats),
+                                answers_json=json.dumps(answers), status=status)
+            session.add(made)
+            if status == "accepted":
+                self._announce_free(session)
+            session.commit()
+        return Challenge.of(made)
+
+    @_retried
+    def challenge(self, challenge_id: str) -> Challenge:
+        """The stored challenge ``challenge_id``."""
+        with self._session() as session:
+            row = session.get(ChallengeRow, challenge_id)
+        if row is None:
+            raise ChallengeError("NOT_FOUND", f"no challenge {challenge_id!r}")
+        return Challenge.of(row)
+
+    @_retried
+    def challenges(self, bot: str, limit: int = 100) -> list[Challenge]:
+        """The newest challenges ``bot`` made or is named in, newest first."""
+        query = select(ChallengeRow).order_by(col(ChallengeRow.created_at).desc(),
+                                              col(ChallengeRow.id))
+        found: list[Challenge] = []
+        with self._session() as session:
+            for row in session.exec(query.limit(20 * limit)):
+                challenge = Challenge.of(row)
+                if bot in challenge.bots:
+                    found.append(challenge)
+                    if len(found) == limit:
+                        break
+        return found
+
+    @_retried
+    def answer_challenge(self, challenge_id: str, bot: str, accept: bool,
+                         reason: str = "") -> Challenge:
+        """``bot`` accepts or declines a pending challenge naming it; its challenger may
+        withdraw it (``accept`` False) until it starts. The first decline ends it."""
+        if len(reason) > MAX_OWNER or any(unicodedata.category(c) == "Cc" for c in reason):
+            raise ChallengeError("INVALID_ARGUMENT", f"a reason has at most {MAX_OWNER} "
+                                                     f"characters and no control characters")
+        with self._session() as session:
+            row = session.exec(select(ChallengeRow).where(ChallengeRow.id == challenge_id)
+                               .with_for_update()).first()
+            if row is None:
+                raise ChallengeError("NOT_FOUND", f"no challenge {challenge_id!r}")
+            answers = dict(json.loads(row.answers_json))
+            because = f": {reason}" if reason else ""
+            if bot == row.challenger and not accept and row.status in ("pending", "accepted"):
+                row.status, row.message = "cancelled", f"cancelled by {bot}{because}"
+            elif bot not in answers:
+                raise ChallengeError("PERMISSION_DENIED",
+                                     f"challenge {challenge_id} does not name {bot!r}")
+            elif row.status != "pending" or answers[bot] != "pending":
+                raise ChallengeError("FAILED_PRECONDITION",
+                                     f"challenge {challenge_id} is {row.status}; {bot} "
+                                     f"answered {answers[bot]}")
+            elif not accept:
+                answers[bot] = "declined"
+                row.status, row.message = "declined", f"declined by {bot}{because}"
+            else:
+                answers[bot] = "accepted"
+                if all(a == "accepted" for a in answers.values()):
+                    row.status = "accepted"
+                    self._announce_free(session)
+            row.answers_json = json.dumps(answers)
+            row.updated_at = utcnow()
+            session.add(row)
+            session.commit()
+        return Challenge.of(row)
+
+    @_retried
+    def set_auto_accept(self, name: str, auto_accept: bool) -> None:
+        """Whether ``name`` accepts every challenge naming it without being asked."""
+        with self._session() as session:
+            row = self._locked_bot(session, name)
+            row.auto_accept = auto_accept
+            session.add(row)
+            session.commit()
+
+    @_retried
+    def ready_challenges(self, game: str) -> list[Challenge]:
+        """The accepted challenges of ``game`` not yet seated, oldest first."""
+        with self._session() as session:
+            return [Challenge.of(r) for r in session.exec(
+                select(ChallengeRow).where(ChallengeRow.game == game,
+                                           ChallengeRow.status == "accepted")
+                .order_by(col(ChallengeRow.created_at), col(ChallengeRow.id))).all()]
+
+    def seat_challenge(self, challenge: Challenge, settings: Mapping[str, Any], seed: int,
+                       seat_names: Sequence[str], instance: str) -> str | None:
+        """Create the running, unrated match of an accepted challenge on ``instance``:
+        the challenger, then its opponents, in ``seat_names``. Its registered bots are
+        claimed as a ladder table's are; None (nothing written) if any claim fails or the
+        challenge is no longer accepted."""
+        return self.retry.call("seat_challenge", self._seat_challenge, uuid.uuid4().hex[:12],
+                               challenge, settings, seed, seat_names, instance)
+
+    def _seat_challenge(self, match_id: str, challenge: Challenge, settings: Mapping[str, Any],
+                        seed: int, seat_names: Sequence[str], instance: str) -> str | None:
+        with self._session() as session:
+            if session.get(MatchRow, match_id) is not None:
+                return match_id  # an earlier try committed it
+            started = session.execute(
+                update(ChallengeRow).where(col(ChallengeRow.id) == challenge.id,
+                                           col(ChallengeRow.status) == "accepted")
+                .values(status="started", match_id=match_id, updated_at=utcnow())
+            ).rowcount  # type: ignore[attr-defined]
+            if started != 1:
+                session.rollback()
+                return None
+            for name in sorted(challenge.bots):  # the ladder's lock order
+                claimed = session.execute(
+                    update(BotRow).where(col(BotRow.name) == name,
+                                         col(BotRow.current_match).is_(None),
+                                         col(BotRow.enabled).is_(True))
+                    .values(current_match=match_id)
+                ).rowcount  # type: ignore[attr-defined]
+                if claimed != 1:
+                    session.rollback()
+                    return None
+            session.add(MatchRow(id=match_id, game=challenge.game,
+                                 settings_json=json.dumps(dict(settings)), seed=seed,
+                                 seat_count=len(seat_names), status="running", ladder=True,
+                                 rated=False, instance=instance, created_at=utcnow()))
+            session.flush()
+            versions = {b.name: b.version for b in session.exec(select(BotRow).where(
+                col(BotRow.name).in_(list(challenge.bots)))).all()}
+            for seat, spec in enumerate((challenge.challenger, *challenge.opponents)):
+                house = spec[len(HOUSE_PREFIX):] if spec.startswith(HOUSE_PREFIX) else None
+                session.add(SeatRow(match_id=match_id, seat=seat, name=seat_names[seat],
+                                    house=house, bot=None if house else spec,
+                                    bot_version=None if house else versions[spec]))
+            session.commit()
+        return match_id
 
     # -- the bot registry ------------------------------------------------------------------
 
@@ -682,6 +896,8 @@ __all__ = [
     "BotError",
     "BotNameTakenError",
     "BotRow",
+    "Challenge",
+    "ChallengeError",
     "LeaderboardEntry",
     "MatchConfig",
     "MatchElsewhereError",
@@ -711,4 +927,4 @@ def _summary(row: MatchRow, seats: Sequence[SeatRow]) -> MatchSummary:
         termination = str(replay["termination"])
     return MatchSummary(row.id, row.game, row.status, tuple(s.name for s in seats),
                         row.created_at, row.finished_at, totals, ranks, termination,
-                        tuple(s.bot for s in seats))
+                        tuple(s.bot for s in seats), row.rated)

@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 
 
 class SeatClient:

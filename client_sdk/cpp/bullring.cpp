@@ -39,9 +39,9 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "bullring/v1/referee.grpc.pb.h"
+#include "bullring/v2/referee.grpc.pb.h"
 
-namespace pb = ::bullring::v1;
+namespace pb = ::bullring::v2;
 using Clock = std::chrono::steady_clock;
 
 // -- where an exception was thrown ---------------------------------------------------------

@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "bullring/v1/referee.pb.h"
+#include "bullring/v2/referee.pb.h"
 
 namespace bullring {
 
-using SixNimmtObservation = ::bullring::v1::SixNimmtObservation;
-using NoThanksObservation = ::bullring::v1::NoThanksObservation;
-using MatchStarted = ::bullring::v1::MatchStarted;
-using MatchEnded = ::bullring::v1::MatchEnded;
+using SixNimmtObservation = ::bullring::v2::SixNimmtObservation;
+using NoThanksObservation = ::bullring::v2::NoThanksObservation;
+using MatchStarted = ::bullring::v2::MatchStarted;
+using MatchEnded = ::bullring::v2::MatchEnded;
 
 // What a bot author writes. Each method gets what the seat may know and the legal answers,
 // and returns one of them. The runner calls them one at a time.

@@ -5,7 +5,7 @@ package main
 import (
 	"sort"
 
-	pb "bullring/v1"
+	pb "bullring/v2"
 )
 
 type starterBot struct{}

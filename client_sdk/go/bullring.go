@@ -33,7 +33,7 @@ import (
 	"syscall"
 	"time"
 
-	pb "bullring/v1"
+	pb "bullring/v2"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"

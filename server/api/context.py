@@ -15,6 +15,7 @@ from server.api.errors import ApiError
 from server.api.polling import PollSessions
 from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub
+from server.ladder import Ladder
 from server.store import Store
 
 bearer = HTTPBearer(auto_error=False, description="a seat token, or the admin token")
@@ -26,6 +27,8 @@ class ApiContext:
     """The server's state the HTTP API works on."""
 
     hub: MatchHub
+    ladder: Ladder | None = None
+    """The ladders, which registered bots join over HTTP too."""
     polls: PollSessions = field(default_factory=PollSessions)
 
     @property

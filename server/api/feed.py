@@ -11,11 +11,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk import wire
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server.api.browse import MatchId, match_info
 from server.api.context import Context
 from server.api.errors import ApiError, error_responses
-from server.api.proto_json import match_ended, public_event
+from server.api.proto_json import to_json
 from server.match_runner import MatchRunner
 
 router = APIRouter(prefix="/api", tags=["browse"])
@@ -39,7 +40,8 @@ async def watched(ctx: Context, match_id: MatchId
     if stored is not None:
         return stored
     return pb.MatchEnded(totals=info.totals, ranks=info.ranks,
-                         termination=info.termination or "")
+                         termination=wire.TERMINATION.get(info.termination or "",
+                                                          pb.TERMINATION_UNSPECIFIED))
 
 
 @router.get("/matches/{match_id}/feed", response_class=EventSourceResponse,
@@ -50,10 +52,12 @@ async def feed(source: Annotated[MatchRunner | list[pb.WatchResponse] | pb.Match
                    alias="Last-Event-ID", ge=0, le=2**31,
                    description="resume after this event (sent by a reconnecting EventSource)")
                ] = None) -> AsyncIterator[ServerSentEvent]:
-    """Stream a match's public events from its start (``event: public``, data
-    ``{"type", "data"}``, numbered by ``id``), then ``event: end`` with totals and ranks."""
+    """Stream a match's public messages from its start, as SpectatorService.Watch sends
+    them: the event name is the WatchResponse body (``event``, numbered by ``id``, then
+    ``match_ended``), the data is the WatchResponse as proto JSON."""
     if isinstance(source, pb.MatchEnded):
-        yield ServerSentEvent(event="end", data=match_ended(source))
+        yield ServerSentEvent(event="match_ended",
+                              data=to_json(pb.WatchResponse(match_ended=source)))
         return
     if isinstance(source, list):
         for event in _numbered(source, last_event_id or 0):
@@ -78,9 +82,8 @@ def _numbered(items: list[pb.WatchResponse], skip: int, before: int = 0
     number = before
     for item in items:
         if item.WhichOneof("body") == "match_ended":
-            yield ServerSentEvent(event="end", data=match_ended(item.match_ended))
+            yield ServerSentEvent(event="match_ended", data=to_json(item))
             continue
         number += 1
         if number > skip:
-            yield ServerSentEvent(event="public", data=public_event(item.event),
-                                  id=str(number))
+            yield ServerSentEvent(event="event", data=to_json(item), id=str(number))

@@ -102,6 +102,9 @@ class MatchInfo(BaseModel):
         default_factory=list, description="the registered bot playing each seat, by seat "
                                           "(null for a seat that is not one; its page is "
                                           "/api/bots/{name})")
+    rated: bool = Field(default=False, description="its end updates ratings (a ladder match); "
+                                                   "false for a practice match, a challenge "
+                                                   "or a match made with seat tokens")
 
     @classmethod
     def of(cls, summary: MatchSummary, live: bool) -> MatchInfo:
@@ -112,7 +115,7 @@ class MatchInfo(BaseModel):
                    totals=None if summary.totals is None else list(summary.totals),
                    ranks=None if summary.ranks is None else list(summary.ranks),
                    termination=summary.termination, live=live,
-                   bots=list(summary.seat_bots))
+                   bots=list(summary.seat_bots), rated=summary.rated)
 
 
 class MatchPage(BaseModel):

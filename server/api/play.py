@@ -16,8 +16,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
-from referee.core import Action
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server.api.context import Context, Credentials, bearer_token
 from server.api.errors import ApiError, error_responses
 from server.api.models import AnswerIn, PollResult, Verdict
@@ -91,13 +90,16 @@ async def answer(body: AnswerIn, playing: Seat) -> Verdict:
     ``accepted`` (a repeated answer is accepted again and counted once) or ``rejected`` with
     a reason (MALFORMED_ACTION, ILLEGAL_ACTION, NOT_PENDING) and a precise message."""
     runner, seat_index = playing
-    given = [v for v in (body.action.card, body.action.row, body.action.word) if v is not None]
+    given = [(field, value) for field, value in (("card", body.action.card),
+                                                 ("row", body.action.row),
+                                                 ("word", body.action.word))
+             if value is not None]
     if len(given) > 1:
         raise ApiError(422, "invalid_request", "an action has one of card, row or word")
-    action: Action | None = given[0] if given else None
+    field, action = given[0] if given else (None, None)
     if isinstance(action, int) and action not in INT32:
         raise ApiError(422, "invalid_request", f"{action} is out of the int32 range")
-    verdict = runner.submit(seat_index, body.decision_id, action)
+    verdict = runner.submit(seat_index, body.decision_id, action, field=field)
     runner.settle()
     if isinstance(verdict, pb.AnswerAccepted):
         return Verdict(accepted=to_json(verdict))

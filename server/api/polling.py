@@ -14,7 +14,7 @@ import contextlib
 import time
 from typing import Any
 
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server.api.proto_json import to_json
 from server.match_runner import MatchRunner
 

@@ -253,7 +253,7 @@ function seatLinks(m) {
 function matchRow(m) {
   return tr({"data-match": m.id}, MATCH_COLUMNS, [
     matchLink(m.id), gameName(m.game),
-    h("span", {}, statusTag(m.status), m.live ? " live" : ""),
+    h("span", {}, statusTag(m.status), m.live ? " live" : "", m.rated ? "" : " · unrated"),
     seatLinks(m), m.totals ? m.totals.join(" · ") : "",
     {attrs: {class: "muted"}, content: new Date(m.created_at).toLocaleString()}]);
 }
@@ -390,7 +390,9 @@ async function renderMatch(view, matchId, step) {
     return;
   }
   const badge = h("span", {}, statusTag(match.status));
-  const title = h("h1", {}, `${gameName(match.game)} · match `, match.id, " ", badge);
+  const title = h("h1", {}, `${gameName(match.game)} · match `, match.id, " ", badge,
+                  match.rated ? null : h("span", {class: "muted", "data-testid": "unrated"},
+                                         " unrated"));
   const seats = h("p", {class: "muted"}, "Seats: ", seatLinks(match));
   if ((match.status === "finished" || match.status === "aborted") && match.totals) {
     let replay;
@@ -777,6 +779,21 @@ function liveState(match) {
           scores: null, log: [], ended: null};
 }
 
+/** A PublicEvent in proto JSON ({"six_nimmt": {"trick_resolved": {...}}}) as the engine's
+ * event name (TrickResolved) and its fields. */
+function typedEvent(publicEvent) {
+  const game = Object.keys(publicEvent)[0];
+  const kind = Object.keys(publicEvent[game])[0];
+  const type = kind.split("_").map((w) => w[0].toUpperCase() + w.slice(1)).join("");
+  const data = {};
+  for (const [field, value] of Object.entries(publicEvent[game][kind])) {
+    // A list of Cards messages ({"cards": [...]}) as a list of card lists.
+    data[field] = Array.isArray(value) && value.length && typeof value[0] === "object"
+      ? value.map((c) => c.cards) : value;
+  }
+  return {type, data};
+}
+
 function applyPublic(state, event) {
   const d = event.data;
   const names = state.names;
@@ -802,7 +819,7 @@ function applyPublic(state, event) {
       d.taken.forEach((cards, s) => {
         state.penalties[s] += cards.reduce((sum, c) => sum + bullheads(c), 0);
       });
-      if (d.row_choice) state.log.push(`${names[d.row_choice[0]]} chose row ${d.row_choice[1] + 1}.`);
+      if (d.row_choice) state.log.push(`${names[d.row_choice.seat]} chose row ${d.row_choice.row + 1}.`);
       break;
     case "CardDrafted":
       state.log.push(`${names[d.seat]} drafted ${d.card}.`);
@@ -841,24 +858,31 @@ function turnPanel(match) {
   const line = h("p", {"data-testid": "turn"}, "Waiting for the first decision…");
   const clocks = h("ul", {class: "clocks", "data-testid": "clocks"});
   let turn = null, at = 0, stopped = false;
+  const say = (text) => { if (line.textContent !== text) line.textContent = text; };
   const tick = () => {
     if (!turn) return;
     const gone = performance.now() - at;
     if (!turn.running) {
-      line.textContent = "Nobody is being waited for: the match is not in play here now.";
-      clocks.replaceChildren(); return;
+      say("Nobody is being waited for: the match is not in play here now.");
+      clocks.replaceChildren(); clocks.dataset.seats = ""; return;
     }
     if (!turn.waiting.length) {
-      line.textContent = "Everyone has answered; the cards are being placed.";
-      clocks.replaceChildren(); return;
+      say("Everyone has answered; the cards are being placed.");
+      clocks.replaceChildren(); clocks.dataset.seats = ""; return;
     }
-    line.textContent = turn.waiting.length === names.length && names.length > 1
-      ? "Every seat is choosing at once:" : "To answer now:";
-    clocks.replaceChildren(...turn.waiting.map((w) => h("li", {"data-seat": w.seat},
-      h("strong", {}, w.name), " · ",
-      h("span", {class: "clock", "data-testid": "clock"},
-        `${(Math.max(0, w.ms_left - gone) / 1000).toFixed(1)} s left`),
-      ` of ${(turn.deadline_ms / 1000).toFixed(1)} s`)));
+    say(turn.waiting.length === names.length && names.length > 1
+      ? "Every seat is choosing at once:" : "To answer now:");
+    const seats = turn.waiting.map((w) => w.seat).join(",");
+    if (clocks.dataset.seats !== seats) {  // new items only when the seats change
+      clocks.dataset.seats = seats;
+      clocks.replaceChildren(...turn.waiting.map((w) => h("li", {"data-seat": w.seat},
+        h("strong", {}, w.name), " · ", h("span", {class: "clock", "data-testid": "clock"}),
+        ` of ${(turn.deadline_ms / 1000).toFixed(1)} s`)));
+    }
+    turn.waiting.forEach((w, i) => {
+      clocks.children[i].querySelector(".clock").textContent =
+        `${(Math.max(0, w.ms_left - gone) / 1000).toFixed(1)} s left`;
+    });
   };
   const poll = async () => {
     if (stopped) return;
@@ -877,7 +901,9 @@ function turnPanel(match) {
   const root = h("section", {class: "turn", "aria-labelledby": "turn-title",
                              "data-testid": "turn-panel"},
     h("h2", {id: "turn-title"}, "Whose turn"), line, clocks);
-  return {root, stop: () => { stop(); line.textContent = "The match is over."; clocks.replaceChildren(); }};
+  return {root, stop: () => {
+    stop(); line.textContent = "The match is over."; clocks.replaceChildren();
+  }};
 }
 
 function liveView(match, onEnd) {
@@ -899,19 +925,19 @@ function liveView(match, onEnd) {
         state.log.slice(-30).reverse().map((line) => h("li", {}, line))));
   };
   const source = new EventSource(`/api/matches/${encodeURIComponent(match.id)}/feed`);
-  source.addEventListener("public", (message) => {
-    applyPublic(state, JSON.parse(message.data));
+  source.addEventListener("event", (message) => {
+    applyPublic(state, typedEvent(JSON.parse(message.data).event));
     if (drawn !== state.events) requestAnimationFrame(() => { if (drawn !== state.events) draw(); });
   });
-  source.addEventListener("end", (message) => {
+  source.addEventListener("match_ended", (message) => {
     source.close();
-    const end = JSON.parse(message.data);
+    const end = JSON.parse(message.data).match_ended;
     state.totals = end.totals;
     turn.stop();
     draw();
-    onEnd(end.termination === "normal" ? "finished" : "aborted");
+    onEnd(end.termination === "TERMINATION_NORMAL" ? "finished" : "aborted");
     banner.replaceChildren(h("strong", {"data-testid": "live-ended"},
-      `Match over (${end.termination}): totals ${end.totals.join(" · ")}, ranks `,
+      `Match over (${end.termination.replace("TERMINATION_", "").toLowerCase()}): totals ${end.totals.join(" · ")}, ranks `,
       end.ranks.join(" · "), ". "), h("a", {href: `#/match/${match.id}`, onclick: () =>
         setTimeout(route, 0)}, "Watch the replay"));
   });
@@ -923,8 +949,8 @@ function liveView(match, onEnd) {
 function liveSixNimmt(state) {
   const cols = [["Seat"], ["Revealed"], ["Took"], ["Bullheads this round", "num"],
                 ["Total of finished rounds", "num"]];
-  const marks = state.rowChoice ? {[state.rowChoice[1]]:
-    `✱ chosen by ${state.names[state.rowChoice[0]]}`} : null;
+  const marks = state.rowChoice ? {[state.rowChoice.row]:
+    `✱ chosen by ${state.names[state.rowChoice.seat]}`} : null;
   return h("div", {},
     h("p", {class: "big", "data-testid": "where"},
       `Round ${state.round + 1} · trick ${state.plays ? state.trick + 1 : "—"}`),

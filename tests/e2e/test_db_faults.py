@@ -13,7 +13,7 @@ import grpc
 import httpx
 import pytest
 
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.replay import verify
 from server.store import Store
 from tests.ladder_helpers import LadderBot, LadderServer, all_match_ids, wait_for_matches
@@ -128,7 +128,7 @@ def test_a_locked_sqlite_file_delays_the_result_and_loses_nothing(
     finally:
         locker.close()
     text = server.stop()
-    assert all(ended.termination == "normal" for _, ended in played)
+    assert all(ended.termination == pb.TERMINATION_NORMAL for _, ended in played)
     assert f"{RETRIED} finish_match" in text
     if outlasts_the_budget:
         assert "stored now that the database is back" in text

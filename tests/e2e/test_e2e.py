@@ -11,7 +11,7 @@ import grpc
 import pytest
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from client_sdk.house import house_bot
 from referee.replay import verify
 from tests.seat_client import SeatClient

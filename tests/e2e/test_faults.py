@@ -10,7 +10,7 @@ from typing import Any
 
 import grpc
 
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.replay import verify
 from referee.six_nimmt import BULLHEADS
 from server.store import Store
@@ -53,7 +53,7 @@ def test_a_bot_killed_during_its_row_choice(server: ServerProcess) -> None:
             return ended
 
     ended = asyncio.run(body())
-    assert ended.termination == "normal"
+    assert ended.termination == pb.TERMINATION_NORMAL
     replay = Store(server.db).replay(match.match_id)
     verify(replay)
     events = replay["events"]
@@ -103,7 +103,7 @@ def test_sigterm_during_a_reveal_ends_the_match_cleanly_as_aborted(tmp_path: Pat
     assert server.proc is not None
     _, log = server.proc.communicate(timeout=60)  # the one SIGTERM is enough to stop it
     assert server.proc.returncode == 0, log[-2000:]
-    assert [e.termination for e in ended] == ["aborted", "aborted"]
+    assert [e.termination for e in ended] == [pb.TERMINATION_ABORTED] * 2
     store = Store(server.db)
     assert store.match_config(match.match_id).status == "aborted"
     replay = store.replay(match.match_id)

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee import replay
 from tests.serving import ServerProcess, db_url, finish
 
@@ -318,9 +318,14 @@ def test_fuzzed_subscribe_watch_and_raw_bytes(served: ServerProcess) -> None:
                 first = next(call, None)  # one message shows the stream works; then hang up
                 call.cancel()
                 if first is not None:
-                    parsed = (pb.WatchResponse if method == wire.WATCH else pb.PlayResponse)()
-                    parsed.ParseFromString(first)
-                    assert parsed.WhichOneof("body") is not None
+                    if method == wire.WATCH:
+                        parsed = pb.WatchResponse.FromString(first)
+                        assert parsed.WhichOneof("body") is not None
+                    elif method == wire.SUBSCRIBE:
+                        subscribed = pb.SubscribeResponse.FromString(first)
+                        assert subscribed.message.WhichOneof("body") is not None
+                    else:
+                        assert pb.PlayResponse.FromString(first).WhichOneof("body") is not None
             except grpc.RpcError as exc:
                 if exc.code() is grpc.StatusCode.CANCELLED:
                     return  # our own hang-up

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.registry import get_game
 from referee.replay import build_replay
 from server.store import Store

@@ -83,9 +83,10 @@ def test_matches_filter_page_and_end(server: ServerProcess) -> None:
     assert httpx.get(f"{base}/{waiting[0]}/feed").json()["error"]["code"] == \
         "match_not_started"
     feed = httpx.get(f"{base}/{played.match_id}/feed").text.strip().splitlines()
-    assert feed[-2] == "event: end"
-    assert json.loads(feed[-1].removeprefix("data:")) == {
-        "totals": exported["totals"], "ranks": exported["ranks"], "termination": "normal"}
+    assert feed[-2] == "event: match_ended"
+    assert json.loads(feed[-1].removeprefix("data:")) == {"match_ended": {
+        "totals": exported["totals"], "ranks": exported["ranks"],
+        "termination": "TERMINATION_NORMAL"}}
 
 
 def test_a_taken_http_port_is_a_clear_error(server: ServerProcess, tmp_path: Path) -> None:

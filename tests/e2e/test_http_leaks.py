@@ -13,7 +13,8 @@ from typing import Any
 import httpx
 from google.protobuf import json_format
 
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk import wire
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from tests.e2e.test_stream_leaks import (
     PUBLIC_EVENTS,
     check_no_thanks_seats,
@@ -49,9 +50,17 @@ def read_feed(base: str, match_id: str, into: list[tuple[str, dict[str, Any]]]) 
                 data.append(line[5:].strip())
             elif not line and data:
                 into.append((name, json.loads("\n".join(data))))
-                if name == "end":
+                if name == "match_ended":
                     return
                 name, data = "message", []
+
+
+def typed_event(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The engine event a feed message (a WatchResponse in proto JSON) carries: its name,
+    one of the public events, and its fields."""
+    event = wire.event_from_proto(json_format.ParseDict(data, pb.WatchResponse()).event)
+    assert type(event).__name__ in PUBLIC_EVENTS
+    return type(event).__name__, event._asdict()
 
 
 class Recorder:
@@ -158,14 +167,15 @@ def test_six_nimmt_over_http_shows_no_hand_or_unrevealed_choice(server: ServerPr
     replay, recorder, feed = record(server, "six_nimmt", 3, "--setting", "rounds=2")
     assert check_six_nimmt_seats(replay, [as_proto(m) for m in recorder.seen]) > 30
     check_snapshots(recorder)
-    assert feed[-1][0] == "end" and feed[-1][1]["totals"] == replay["totals"]
+    assert feed[-1][0] == "match_ended"
+    assert feed[-1][1]["match_ended"]["totals"] == replay["totals"]
     round_, tricks = -1, 0
     for name, data in feed[:-1]:
-        assert name == "public" and data["type"] in PUBLIC_EVENTS
-        event = data["data"]
-        if data["type"] == "RoundStarted":
+        assert name == "event"
+        kind, event = typed_event(data)
+        if kind == "RoundStarted":
             round_, tricks = event["round"], 0
-        elif data["type"] == "CardsRevealed":
+        elif kind == "CardsRevealed":
             tricks = event["trick"] + 1  # these plays are public from now on
         hands = replay["rounds"][round_]["hands"]
         played = [t["plays"] for t in replay["rounds"][round_]["tricks"][:tricks]]
@@ -174,7 +184,7 @@ def test_six_nimmt_over_http_shows_no_hand_or_unrevealed_choice(server: ServerPr
         cards = {c for key in ("rows", "rows_after", "taken")
                  for group in event.get(key) or () for c in group} | \
             set(event.get("plays") or ())
-        assert not cards & held, (data, cards & held)
+        assert not cards & held, (event, cards & held)
 
 
 def test_no_thanks_over_http_shows_no_chips_hidden_or_removed_card(server: ServerProcess
@@ -188,11 +198,11 @@ def test_no_thanks_over_http_shows_no_chips_hidden_or_removed_card(server: Serve
     never_dealt = set(round_["removed"]) - set(round_["hidden"])
     revealed: set[int] = set()
     for name, data in feed[:-1]:
-        assert name == "public" and data["type"] in PUBLIC_EVENTS
-        event = data["data"]
+        assert name == "event"
+        kind, event = typed_event(data)
         secret_free(event)
         card = event.get("card")
-        if data["type"] == "HiddenRevealed":
-            revealed.add(card)
+        if kind == "HiddenRevealed":
+            revealed.add(event["card"])
         assert card not in never_dealt
         assert card not in set(round_["hidden"]) - revealed

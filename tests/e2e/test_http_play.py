@@ -41,7 +41,7 @@ def test_http_only_bots_play_a_full_match_and_its_replay_verifies(
     results = finish(procs)
     assert [code for code, _ in results] == [0, 0, 0], [out[-1500:] for _, out in results]
     for _, out in results[:2]:
-        assert "match ended normal" in out and "grpc loaded: False" in out
+        assert "match ended TERMINATION_NORMAL" in out and "grpc loaded: False" in out
     replay: dict[str, Any] = json.loads(server.replay(match.match_id))
     verify(replay)
     answers = [e for e in replay["events"] if e["type"] == "answer" and e["seat"] in (0, 1)]
@@ -119,9 +119,10 @@ def test_http_answers_have_grpc_semantics(server: ServerProcess) -> None:
         assert answer(client, other, other_decision["decision_id"],
                       other_decision["legal"][0]).json().get("accepted")
         revealed, seq = next_of(client, token, seq, "event")
-        while revealed["type"] != "CardsRevealed":
+        while "cards_revealed" not in revealed["six_nimmt"]:
             revealed, seq = next_of(client, token, seq, "event")
-        assert json.loads(revealed["json"])["plays"][0] == hand[0]  # the first answer counted
+        # the first answer counted
+        assert revealed["six_nimmt"]["cards_revealed"]["plays"][0] == hand[0]
 
         for bad_token in ("", "Bearer nope"):
             response = client.get("/api/play/poll", headers={"Authorization": bad_token})
@@ -152,6 +153,6 @@ def test_a_silent_http_seat_gets_a_default_at_its_deadline(server: ServerProcess
         abort = client.post(f"/api/admin/matches/{match.match_id}/abort")
         assert abort.status_code == 401  # admin operations need the admin token
         ended, _ = next_of(client, token, seq, "match_ended")
-        assert ended["termination"] == "normal"
+        assert ended["termination"] == "TERMINATION_NORMAL"
     replay: dict[str, Any] = json.loads(server.replay(match.match_id))
     assert any(e["type"] == "timeout" and e["seat"] == 0 for e in replay["events"])

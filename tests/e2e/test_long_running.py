@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from client_sdk.runner import play
 from server.app import RefereeServer, ServerOptions
 from server.ladder import LadderOptions
@@ -110,7 +110,7 @@ def test_finished_matches_leave_the_hub_and_stay_watchable(
             ended = await asyncio.gather(first_legal(first), *(
                 play(address, t, "house:random", seed=i) for i, t in enumerate(seats)))
             await asyncio.wait_for(spectator, GUARD_S)
-            assert all(e.termination == "normal" for e in ended)
+            assert all(e.termination == pb.TERMINATION_NORMAL for e in ended)
             await asyncio.wait_for(asyncio.gather(*server.hub.tasks.values()), GUARD_S)
 
             assert server.hub.runners == {} and server.hub.tasks == {}
@@ -217,7 +217,7 @@ def test_finished_ladder_runners_are_freed_without_the_cycle_collector(tmp_path:
             ended = await asyncio.gather(*(
                 play(f"127.0.0.1:{server.port}", token, "house:random", seed=i,
                      ladder="six_nimmt", matches=matches) for i, token in enumerate(tokens)))
-            assert all(e.termination == "normal" for e in ended)
+            assert all(e.termination == pb.TERMINATION_NORMAL for e in ended)
             ladder = server.ladder
             await until(lambda: not server.hub.tasks and not ladder.sessions,
                         "the matches to end and the bots' streams to close")

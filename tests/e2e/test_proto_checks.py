@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "check-protos"
 BUF = ROOT / "tools" / "buf" / "node_modules" / ".bin" / "buf"
-PROTO = Path("proto") / "bullring" / "v1" / "referee.proto"
+PROTO = Path("proto") / "bullring" / "v2" / "referee.proto"
 
 
 @pytest.fixture(autouse=True)

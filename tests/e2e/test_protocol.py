@@ -4,7 +4,6 @@ health and reflection."""
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -15,7 +14,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from tests.seat_client import SeatClient
 from tests.serving import ServerProcess
 
@@ -99,8 +98,8 @@ def test_rejections_retries_and_duplicates(server: ServerProcess) -> None:
             b.answer(req_b.decision_id, pb.Action(card=req_b.six_nimmt.hand[0]))
             await b.next("accepted")
             revealed = await a.next("event")
-            assert revealed.type == "CardsRevealed"
-            assert json.loads(revealed.json)["plays"][0] == hand[0]
+            assert revealed.six_nimmt.WhichOneof("event") == "cards_revealed"
+            assert revealed.six_nimmt.cards_revealed.plays[0] == hand[0]
             nxt = await a.next("decision")
             assert len(nxt.six_nimmt.hand) == 9 and hand[0] not in nxt.six_nimmt.hand
             assert hand[1] in nxt.six_nimmt.hand

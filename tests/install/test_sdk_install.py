@@ -82,7 +82,7 @@ def test_the_sdk_installs_alone_with_grpcio_and_protobuf(sdk_venv: Path) -> None
     for name, floor in floors.items():  # "1.66" is installed as "1.66.0"
         assert f"{versions[name]}.".startswith(f"{floor}."), (name, versions[name], floor)
     probe = ("import importlib.util as u, client_sdk.runner, client_sdk.arena, referee.replay;"
-             "from client_sdk.generated.bullring.v1 import referee_pb2;"
+             "from client_sdk.generated.bullring.v2 import referee_pb2;"
              "print(client_sdk.__file__);"
              "print([m for m in ('server', 'sqlmodel', 'grpc_health') if u.find_spec(m)])")
     out = _run(sdk_venv / "bin" / "python", "-c", probe, cwd=sdk_venv)

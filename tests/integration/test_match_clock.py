@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.six_nimmt import new_state
 from server.hub import MatchHub
 from server.match_runner import MAX_UNREAD, MatchRunner, Outbox
@@ -52,7 +52,7 @@ async def _answer_first_request(runner: MatchRunner
     outbox, _ = runner.attach(0)
     task = asyncio.create_task(runner.run())
     first = await _next_request(outbox)
-    runner.submit(0, first.decision_id, wire.action_from_proto(first.legal[0]))
+    runner.submit(0, first.decision_id, wire.action_from_proto(first.legal[0]), field="card")
     return outbox, task, first
 
 
@@ -68,7 +68,8 @@ def test_a_request_held_in_the_outbox_keeps_the_seats_full_deadline() -> None:
         await asyncio.sleep(0.7)  # a busy server: the request waits 1.4 deadlines
         request = await _next_request(outbox)  # after match start and opening events
         assert request.time_left_ms == 500
-        verdict = runner.submit(0, request.decision_id, wire.action_from_proto(request.legal[0]))
+        verdict = runner.submit(0, request.decision_id, wire.action_from_proto(request.legal[0]),
+                                field="card")
         assert isinstance(verdict, pb.AnswerAccepted)
         assert not [e for e in runner.log if e["type"] == "timeout"]
         task.cancel()
@@ -119,7 +120,8 @@ def test_a_request_nobody_takes_still_times_out_and_the_match_goes_on() -> None:
         spectator = runner.watch()
         task = asyncio.create_task(runner.run())
         first = await spectator.get()
-        while first is not None and first.event.type != "CardsRevealed":  # the opening rows
+        # the opening rows come first
+        while first is not None and wire.event_type(first.event) != "CardsRevealed":
             first = await spectator.get()
         assert first is not None  # the trick was played
         timeouts = [e for e in runner.log if e["type"] == "timeout"]
@@ -296,7 +298,7 @@ def test_a_server_whose_loop_stalls_past_deadlines_charges_no_timeout(tmp_path: 
         await server.stop(None)
         log = runner.log
         assert [e for e in log if e["type"] == "timeout"] == []
-        assert len(ended) == 4 and ended[0].termination == "normal"
+        assert len(ended) == 4 and ended[0].termination == pb.TERMINATION_NORMAL
         answers = [e for e in log if e["type"] == "answer"]
         assert answers and not any(e["default"] for e in answers)
         assert stalls[0] >= 3 and any(e.get("server_late_ms", 0) > 0 for e in answers)

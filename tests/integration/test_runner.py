@@ -8,7 +8,6 @@ through the very channel code the runner uses against the real server.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 import socket
@@ -24,8 +23,9 @@ import pytest
 
 from client_sdk import bot_spec, runner, runner_cli, wire
 from client_sdk.bot import Bot
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from client_sdk.house.greedy import GreedyBot
+from referee import six_nimmt
 from referee.registry import get_game
 from tests.bots.low_card import LowCard
 
@@ -81,7 +81,7 @@ def decision(decision_id: str, time_left_ms: int = 5000) -> tuple[pb.PlayRespons
 
 STARTED = pb.PlayResponse(match_started=pb.MatchStarted(
     match_id="m-1", game="six_nimmt", seat=0, seat_names=["me", "house"]))
-ENDED = pb.MatchEnded(totals=[3, 7], ranks=[1, 2], termination="normal")
+ENDED = pb.MatchEnded(totals=[3, 7], ranks=[1, 2], termination=pb.TERMINATION_NORMAL)
 
 Script = Callable[[int, Any], Awaitable[None]]
 """A fake referee's Play behaviour: ``(connection number, context)``."""
@@ -212,8 +212,8 @@ def test_reconnects_into_the_same_seat(caplog: pytest.LogCaptureFixture) -> None
         joins.append(await context.read())
         await context.write(STARTED)
         if connection == 1:
-            await context.write(pb.PlayResponse(event=pb.PublicEvent(
-                type="RoundStarted", json=json.dumps({"round": 0}))))
+            await context.write(pb.PlayResponse(event=wire.event_to_proto(
+                six_nimmt.RoundStarted(0, ((1,), (2,), (3,), (4,))))))
         await context.write(request)
         answers.append(await context.read())
         if connection == 1:
@@ -238,7 +238,7 @@ def test_reconnects_into_the_same_seat(caplog: pytest.LogCaptureFixture) -> None
     assert after_end == [[]]
     [bot] = RECORDERS  # one bot for the whole match, across the reconnect
     assert bot.decisions == 1
-    assert bot.events == [("RoundStarted", {"round": 0})]
+    assert bot.events == [("RoundStarted", {"round": 0, "rows": ((1,), (2,), (3,), (4,))})]
     assert seen == ["match_started", "event", "decision", "match_started", "decision",
                     "rejected", "match_ended"]
     assert "reconnecting in" in caplog.text and "UNAVAILABLE: server restarting" in caplog.text
@@ -323,10 +323,10 @@ def test_unary_transport() -> None:
         async def subscribe(req: pb.SubscribeRequest, context: Any) -> None:
             tokens.append(dict(context.invocation_metadata()).get("authorization"))
             assert req.client == "bullring-python"
-            await context.write(STARTED)
-            await context.write(request)
+            await context.write(pb.SubscribeResponse(message=STARTED))
+            await context.write(pb.SubscribeResponse(message=request))
             await answered.wait()
-            await context.write(pb.PlayResponse(match_ended=ENDED))
+            await context.write(pb.SubscribeResponse(message=pb.PlayResponse(match_ended=ENDED)))
 
         async def submit(req: pb.SubmitAnswerRequest, context: Any) -> pb.SubmitAnswerResponse:
             tokens.append(dict(context.invocation_metadata()).get("authorization"))
@@ -339,7 +339,7 @@ def test_unary_transport() -> None:
         server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(wire.BOT_SERVICE, {
             "Subscribe": grpc.unary_stream_rpc_method_handler(
                 subscribe, request_deserializer=pb.SubscribeRequest.FromString,
-                response_serializer=pb.PlayResponse.SerializeToString),
+                response_serializer=pb.SubscribeResponse.SerializeToString),
             "SubmitAnswer": grpc.unary_unary_rpc_method_handler(
                 submit, request_deserializer=pb.SubmitAnswerRequest.FromString,
                 response_serializer=pb.SubmitAnswerResponse.SerializeToString),

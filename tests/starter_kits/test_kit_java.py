@@ -20,7 +20,7 @@ from tests.kits import (
 JAVA = Kit("java", ("javac", "protoc", "grpc_java_plugin"))
 
 THROWING_BOT = """
-import bullring.v1.Referee.DecisionRequest;
+import bullring.v2.DecisionRequest;
 
 public class ThrowingBot extends StarterBot {
     private int cards;

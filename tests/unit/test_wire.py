@@ -1,19 +1,18 @@
 """The protobuf adapters the server runs for every message: a request carries exactly the
 referee's observation, the messages the server writes as bytes (server/outgoing.py) are the
 bytes protobuf writes, a batch put together from bytes is the batch protobuf would write,
-and an event's JSON is the compact JSON of its fields."""
+and every public event is a typed message that carries its engine event exactly."""
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Any
 
 import pytest
 
 from client_sdk import wire
-from client_sdk.generated.bullring.v1 import referee_pb2 as pb
-from referee import six_nimmt
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from referee import no_thanks, six_nimmt
 from referee.core import Decision, DecisionKind
 from referee.registry import get_game
 from server import outgoing
@@ -54,7 +53,8 @@ def test_a_batch_from_bytes_is_the_batch_protobuf_writes() -> None:
     """``outgoing.batch`` equals appending the messages to a batch and serializing it, for
     messages small and large (lengths that take one and two varint bytes)."""
     messages = [pb.PlayResponse(accepted=pb.AnswerAccepted(decision_id="m:1:0")),
-                pb.PlayResponse(event=pb.PublicEvent(type="T", json="{}" * 100)),
+                pb.PlayResponse(event=wire.event_to_proto(six_nimmt.RoundStarted(
+                    0, tuple((c,) * 30 for c in range(4))))),
                 pb.PlayResponse(match_ended=pb.MatchEnded(totals=[1, 2], ranks=[1, 2]))]
     batch = pb.PlayResponse()
     batch.batch.messages.extend(messages)
@@ -64,18 +64,56 @@ def test_a_batch_from_bytes_is_the_batch_protobuf_writes() -> None:
 
 
 @pytest.mark.parametrize(("game", "seats", "settings"), GAMES)
-def test_an_event_is_the_compact_json_of_its_fields(game: str, seats: int,
-                                                    settings: dict[str, Any]) -> None:
-    """Each public event's JSON is ``json.dumps`` of its fields with compact separators."""
-    for _, events in _playout(game, seats, settings, 1):
-        for event in events:
-            message = wire.event_to_proto(event)
-            assert message.type == type(event).__name__
-            assert message.json == json.dumps(event._asdict(), separators=(",", ":"))
-            public = outgoing.public_event(event)
-            assert public == message.SerializeToString()
-            assert outgoing.play_event(public) == \
-                pb.PlayResponse(event=message).SerializeToString()
+def test_an_event_is_typed_and_written_as_protobuf_writes_it(
+        game: str, seats: int, settings: dict[str, Any]) -> None:
+    """Each public event of random games comes back unchanged from its typed PublicEvent,
+    and the bytes the server writes for it are protobuf's."""
+    seen: set[str] = set()
+    for seed in range(3):
+        for _, events in _playout(game, seats, settings, seed):
+            for event in events:
+                message = wire.event_to_proto(event)
+                assert message.WhichOneof("game") == game
+                assert wire.event_from_proto(message) == event
+                seen.add(wire.event_type(message))
+                public = outgoing.public_event(event)
+                assert public == message.SerializeToString()
+                assert outgoing.play_event(public) == \
+                    pb.PlayResponse(event=message).SerializeToString()
+    assert {"RoundStarted", "RoundEnded", "GameEnded"} <= seen
+
+
+def test_every_event_message_has_the_engine_event_fields() -> None:
+    """Each engine event class maps to a message of its game whose fields are the event's
+    fields, in order, numbered from 1: nothing an engine publishes is left off the wire."""
+    games = {field.name for field in pb.PublicEvent.DESCRIPTOR.fields}
+    for cls, (game, name, message) in wire.EVENT_MESSAGES.items():
+        event: Any = cls
+        assert game in games and event.__module__ == f"referee.{game}"
+        holder: Any = pb.PublicEvent.DESCRIPTOR.fields_by_name[game].message_type
+        assert holder.fields_by_name[name].message_type is message.DESCRIPTOR
+        assert [(f.name, f.number) for f in message.DESCRIPTOR.fields] == \
+            [(field, n) for n, field in enumerate(event._fields, 1)]
+    for module in (six_nimmt, no_thanks):
+        events = module.Event.__args__
+        assert set(events) <= set(wire.EVENT_MESSAGES), module.__name__
+
+
+@pytest.mark.parametrize(("game", "seats", "settings"), GAMES)
+def test_settings_are_typed_and_every_setting_has_a_field(
+        game: str, seats: int, settings: dict[str, Any]) -> None:
+    """A match's settings, every declared one, travel as MatchSettings and come back
+    unchanged; the game's field names match its declared settings exactly."""
+    spec = get_game(game)
+    parsed = spec.new_state(seats, settings, 0).settings
+    message = wire.settings_to_proto(parsed, game)
+    assert message.WhichOneof("game") == game
+    assert wire.settings_from_proto(message) == parsed
+    declared = {s.name for s in spec.settings}
+    fields = {f.name for f in pb.MatchSettings.DESCRIPTOR.fields if f.name != game} - \
+        {f.name for f in pb.MatchSettings.DESCRIPTOR.oneofs_by_name["game"].fields}
+    typed: Any = pb.MatchSettings.DESCRIPTOR.fields_by_name[game].message_type
+    assert declared == fields | {f.name for f in typed.fields}
 
 
 @pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**31 - 1, -1, -130, -2**31])

@@ -131,6 +131,7 @@ def test_bot_page_charts_its_rating_and_links_its_opponents(
         for row in api["head_to_head"]:
             assert row["wins"] + row["draws"] + row["losses"] == row["matches"] >= 3
         page.wait_for_selector("[data-testid=bot-matches] tr[data-match]")
+        assert "unrated" not in page.inner_text("[data-testid=bot-matches]")  # ladder matches
         check_page(page, axe, folder, "bot")
 
         page.click("[data-testid=head-to-head] a[data-bot-link=house-random]")
@@ -353,3 +354,4 @@ def test_bot_api_errors_and_turn_of_a_finished_match(web: ServerProcess) -> None
     assert turn["running"] is False and turn["waiting"] == []
     info = httpx.get(f"{web.http}/api/matches/{match.match_id}").json()
     assert info["bots"] == [None, None]  # seats that no registered bot plays
+    assert info["rated"] is False  # a match made with seat tokens

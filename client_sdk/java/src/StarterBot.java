@@ -1,8 +1,8 @@
 import bullring.kit.Bot;
 import bullring.kit.Runner;
-import bullring.v1.Referee.Cards;
-import bullring.v1.Referee.DecisionRequest;
-import bullring.v1.Referee.NoThanksObservation;
+import bullring.v2.Cards;
+import bullring.v2.DecisionRequest;
+import bullring.v2.NoThanksObservation;
 import java.util.List;
 
 /** A starter bot for both games: edit the methods, rebuild, play. */

@@ -1,7 +1,7 @@
 // A bot whose third 6 nimmt! card panics (tests/starter_kits.py puts it in bot.go).
 package main
 
-import pb "bullring/v1"
+import pb "bullring/v2"
 
 type throwingBot struct{ cards int }
 

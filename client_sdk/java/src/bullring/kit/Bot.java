@@ -1,9 +1,9 @@
 package bullring.kit;
 
-import bullring.v1.Referee.DecisionRequest;
-import bullring.v1.Referee.MatchEnded;
-import bullring.v1.Referee.MatchStarted;
-import bullring.v1.Referee.PublicEvent;
+import bullring.v2.DecisionRequest;
+import bullring.v2.MatchEnded;
+import bullring.v2.MatchStarted;
+import bullring.v2.PublicEvent;
 
 /**
  * A Bullring bot: one method per kind of decision. Each gets the seat's decision request

@@ -1,15 +1,15 @@
 package bullring.kit;
 
-import bullring.v1.BotServiceGrpc;
-import bullring.v1.Referee.Action;
-import bullring.v1.Referee.Answer;
-import bullring.v1.Referee.Closed;
-import bullring.v1.Referee.DecisionRequest;
-import bullring.v1.Referee.Join;
-import bullring.v1.Referee.MatchEnded;
-import bullring.v1.Referee.MatchStarted;
-import bullring.v1.Referee.PlayRequest;
-import bullring.v1.Referee.PlayResponse;
+import bullring.v2.BotServiceGrpc;
+import bullring.v2.Action;
+import bullring.v2.Answer;
+import bullring.v2.Closed;
+import bullring.v2.DecisionRequest;
+import bullring.v2.Join;
+import bullring.v2.MatchEnded;
+import bullring.v2.MatchStarted;
+import bullring.v2.PlayRequest;
+import bullring.v2.PlayResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Metadata;
