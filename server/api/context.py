@@ -92,8 +92,7 @@ def token_gate(ctx: ApiContext) -> Callable[[Scope], Awaitable[tuple[int, str, s
             try:
                 admin = await asyncio.to_thread(ctx.store.is_admin_token, token)
             except DatabaseUnavailableError:
-                return 503, "database_unavailable", "the database is unavailable for the " \
-                                                    "moment; try again shortly"
+                return None  # the route's own check answers 503 with Retry-After, and logs it
             if not admin:
                 return 403, *NOT_ADMIN
         return None

@@ -201,20 +201,27 @@ class TurnInfo(BaseModel):
 
 
 class ActionIn(BaseModel):
-    """One action: exactly one of a card, a row index or a word."""
+    """One action (the contract's Action): exactly one of a card, a row index or a word, the
+    field of the decision's kind; another field is rejected as MALFORMED_ACTION."""
 
     model_config = ConfigDict(extra="forbid")
-    card: StrictInt | None = Field(default=None, description="PLAY_CARD, DRAFT_CARD")
-    row: StrictInt | None = Field(default=None, description="CHOOSE_ROW: a row index 0..3")
-    word: StrictStr | None = Field(default=None, description='"take", "pass", "reveal", "keep"')
+    card: StrictInt | None = Field(default=None, description="a card: the field of "
+                                   "DECISION_KIND_PLAY_CARD and DECISION_KIND_DRAFT_CARD")
+    row: StrictInt | None = Field(default=None, description="a row index 0..3: the field of "
+                                  "DECISION_KIND_CHOOSE_ROW")
+    word: StrictStr | None = Field(default=None, description='a word: "take" or "pass" for '
+                                   'DECISION_KIND_TAKE_OR_PASS, "reveal" or "keep" for '
+                                   'DECISION_KIND_REVEAL_HIDDEN_CARD')
 
 
 class AnswerIn(BaseModel):
-    """An answer to the decision request with the same ``decision_id``."""
+    """An answer to the decision request with the same ``decision_id`` (the contract's
+    Answer)."""
 
     model_config = ConfigDict(extra="forbid")
-    decision_id: StrictStr = Field(max_length=200)
-    action: ActionIn
+    decision_id: StrictStr = Field(max_length=200, description="the decision id of the "
+                                   "request this answers")
+    action: ActionIn = Field(description="the action chosen")
 
 
 class Verdict(BaseModel):

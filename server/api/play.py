@@ -47,9 +47,17 @@ async def seat(ctx: Context, credentials: Credentials) -> tuple[MatchRunner, int
 
 Seat = Annotated[tuple[MatchRunner, int], Depends(seat)]
 
+ERRORS = {401: "unauthorized: no bearer token, or a token the server does not know",
+          404: "match_not_found: the token's match is not stored",
+          409: "match_over: the token's match has ended",
+          422: "invalid_request: a malformed query or body (not JSON, two action fields, a "
+               "number out of the int32 range)",
+          400: "bad_request: the request could not be read"}
+"""The specific error codes of the play routes, by status."""
+
 
 @router.get("/stream", response_class=EventSourceResponse,
-            responses=error_responses(401, 404, 409))
+            responses=error_responses(401, 404, 409, codes=ERRORS))
 async def stream(playing: Seat) -> AsyncIterator[ServerSentEvent]:
     """Join the seat and stream its messages as Server-Sent Events: the event name is the
     PlayResponse body (match_started, decision, event, match_ended, ...), the data is the
@@ -67,7 +75,8 @@ async def stream(playing: Seat) -> AsyncIterator[ServerSentEvent]:
         runner.detach(seat_index, connection, "HTTP stream closed")
 
 
-@router.get("/poll", response_model=PollResult, responses=error_responses(401, 404, 409))
+@router.get("/poll", response_model=PollResult,
+            responses=error_responses(401, 404, 409, 422, codes=ERRORS))
 async def poll(ctx: Context, playing: Seat,
                after: Annotated[int | None, Query(
                    ge=0, le=2**62, description="the last seq received; omit it to join")] = None,
@@ -84,7 +93,7 @@ async def poll(ctx: Context, playing: Seat,
 
 
 @router.post("/answer", response_model=Verdict, response_model_exclude_none=True,
-             responses=error_responses(400, 401, 404, 409, 422))
+             responses=error_responses(400, 401, 404, 409, 422, codes=ERRORS))
 async def answer(body: AnswerIn, playing: Seat) -> Verdict:
     """Answer the pending decision with ``decision_id``. The verdict is in-band, as on gRPC:
     ``accepted`` (a repeated answer is accepted again and counted once) or ``rejected`` with
