@@ -39,6 +39,21 @@ LADDER_STATUS = {"INVALID_ARGUMENT": 400, "PERMISSION_DENIED": 403, "FAILED_PREC
                  "UNAVAILABLE": 503}
 """The HTTP status of a refused ladder join, by its gRPC status name."""
 
+ERRORS = {400: "ladder_required: a registered bot's token without ladder=GAME; "
+               "ladder_needs_bot_token: ladder=GAME with a seat token; unknown_game; "
+               "bad_request: the request could not be read",
+          401: "unauthorized: no bearer token, or a token the server does not know (or one "
+               "rotated lately: the message says so)",
+          403: "bot_disabled, house_bot: the registered bot may not join a ladder",
+          404: "match_not_found: the token's match is not stored",
+          409: "match_over: the token's match has ended; game_mismatch: the bot's games "
+               "leave out the seat's or ladder's game (the seat stays free); no_such_ladder, "
+               "no_ladder: this server runs no ladder of that game",
+          422: "invalid_request: a malformed query or body (not JSON, two action fields, a "
+               "number out of the int32 range)",
+          503: "shutting_down: the server is stopping, join again soon; database_unavailable"}
+"""The specific error codes of the play routes, by status."""
+
 Player = tuple[str, int] | BotRow
 """Who a bearer token names: a seat (match id, seat) or a registered bot."""
 
@@ -139,7 +154,7 @@ def _peer(request: Request) -> str:
 
 
 @router.get("/stream", response_class=EventSourceResponse,
-            responses=error_responses(400, 401, 403, 404, 409, 503))
+            responses=error_responses(400, 401, 403, 404, 409, 422, 503, codes=ERRORS))
 async def stream(ctx: Context, caller: Caller, request: Request, ladder: LadderParam = None,
                  matches: MatchesParam = 0, games: GamesParam = None
                  ) -> AsyncIterator[ServerSentEvent]:
@@ -164,7 +179,7 @@ async def stream(ctx: Context, caller: Caller, request: Request, ladder: LadderP
 
 
 @router.get("/poll", response_model=PollResult,
-            responses=error_responses(400, 401, 403, 404, 409, 503))
+            responses=error_responses(400, 401, 403, 404, 409, 422, 503, codes=ERRORS))
 async def poll(ctx: Context, caller: Caller, request: Request, ladder: LadderParam = None,
                matches: MatchesParam = 0, games: GamesParam = None,
                after: Annotated[int | None, Query(
@@ -193,7 +208,7 @@ async def poll(ctx: Context, caller: Caller, request: Request, ladder: LadderPar
 
 
 @router.post("/answer", response_model=Verdict, response_model_exclude_none=True,
-             responses=error_responses(400, 401, 404, 409, 422))
+             responses=error_responses(400, 401, 404, 409, 422, codes=ERRORS))
 async def answer(ctx: Context, body: AnswerIn, caller: Caller) -> Verdict:
     """Answer the pending decision with ``decision_id`` (a registered bot's token answers
     for its seat in its current ladder match). The verdict is in-band, as on gRPC:
