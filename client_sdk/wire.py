@@ -24,6 +24,8 @@ ADMIN_SERVICE = "bullring.v2.AdminService"
 """The full name of the bot registry's admin service."""
 LADDER_SERVICE = "bullring.v2.LadderService"
 """The full name of the ladder's public read service."""
+CHALLENGE_SERVICE = "bullring.v2.ChallengeService"
+"""The full name of the practice matches' and challenges' service."""
 PLAY = f"/{BOT_SERVICE}/Play"
 SUBSCRIBE = f"/{BOT_SERVICE}/Subscribe"
 SUBMIT_ANSWER = f"/{BOT_SERVICE}/SubmitAnswer"
@@ -324,6 +326,15 @@ LADDER_METHODS: dict[str, tuple[Any, Any]] = {
 }
 """LadderService's methods: (request type, response type) by name."""
 
+CHALLENGE_METHODS: dict[str, tuple[Any, Any]] = {
+    "CreateChallenge": (pb.CreateChallengeRequest, pb.CreateChallengeResponse),
+    "ListChallenges": (pb.ListChallengesRequest, pb.ListChallengesResponse),
+    "GetChallenge": (pb.GetChallengeRequest, pb.GetChallengeResponse),
+    "AnswerChallenge": (pb.AnswerChallengeRequest, pb.AnswerChallengeResponse),
+    "SetAutoAccept": (pb.SetAutoAcceptRequest, pb.SetAutoAcceptResponse),
+}
+"""ChallengeService's methods: (request type, response type) by name."""
+
 
 def admin_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
     """The AdminService methods on ``channel``, by name."""
@@ -339,6 +350,14 @@ def ladder_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
                                       request_serializer=request.SerializeToString,
                                       response_deserializer=response.FromString)
             for name, (request, response) in LADDER_METHODS.items()}
+
+
+def challenge_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
+    """The ChallengeService methods on ``channel``, by name."""
+    return {name: channel.unary_unary(f"/{CHALLENGE_SERVICE}/{name}",
+                                      request_serializer=request.SerializeToString,
+                                      response_deserializer=response.FromString)
+            for name, (request, response) in CHALLENGE_METHODS.items()}
 
 
 def watch_stub(channel: grpc.aio.Channel) -> Any:

@@ -23,6 +23,7 @@ from server.admin import AdminService
 from server.api.app import build_app
 from server.api.context import ApiContext, token_gate
 from server.api.serving import HttpServer
+from server.challenges import Challenges, ChallengeService
 from server.db_retry import DEFAULT_BUDGET_S, DatabaseUnavailableError
 from server.hub import MatchHub
 from server.instances import InstanceGuard
@@ -74,10 +75,13 @@ class RefereeServer:
                                                          options.limits.header_timeout_s
                                                          ).handler(),
                                               SpectatorService(self.hub).handler(),
-                                              AdminService(self.store).handler(),
-                                              LadderService(self.store).handler()))
+                                              AdminService(self.store, self.ladder).handler(),
+                                              LadderService(self.store).handler(),
+                                              ChallengeService(Challenges(
+                                                  self.hub, self.ladder)).handler()))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = (wire.BOT_SERVICE, wire.SPECTATOR_SERVICE, wire.ADMIN_SERVICE, wire.LADDER_SERVICE,
+                 wire.CHALLENGE_SERVICE,
                  health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
                  reflection.SERVICE_NAME)
         reflection.enable_server_reflection(names, self.server)
@@ -85,7 +89,7 @@ class RefereeServer:
         self._trimmer: asyncio.Task[None] | None = None
         self.http: HttpServer | None = None
         if options.http_port is not None:
-            context = ApiContext(self.hub)
+            context = ApiContext(self.hub, self.ladder)
             self.http = HttpServer(build_app(context), options.host, options.http_port,
                                    options.grace_s, options.limits, token_gate(context))
 

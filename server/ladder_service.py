@@ -97,7 +97,8 @@ class LadderService:
         if page[0].status not in ("finished", "aborted"):
             raise NotEndedError(f"match {request.match_id!r} is {page[0].status}; its "
                                   f"replay exists once it ends")
-        return pb.GetReplayResponse(replay_json=json.dumps(self.store.replay(request.match_id)))
+        return pb.GetReplayResponse(
+            replay=json.dumps(self.store.replay(request.match_id)).encode())
 
 
 def _game(name: str) -> str:
@@ -115,7 +116,8 @@ def _summary(s: MatchSummary) -> pb.MatchSummary:
     return pb.MatchSummary(match_id=s.match_id, game=s.game, status=s.status,
                            seats=s.seat_names, created_ms=ms(s.created_at),
                            finished_ms=ms(s.finished_at), totals=s.totals or (),
-                           ranks=s.ranks or (), termination=s.termination or "")
+                           ranks=s.ranks or (), termination=s.termination or "",
+                           rated=s.rated)
 
 
 def _method(request_type: Any, work: Callable[[Any], Any]

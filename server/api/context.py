@@ -15,9 +15,11 @@ from server.api.errors import ApiError
 from server.api.polling import PollSessions
 from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub
+from server.ladder import Ladder
 from server.store import Store
 
-bearer = HTTPBearer(auto_error=False, description="a seat token, or the admin token")
+bearer = HTTPBearer(auto_error=False, description="a seat token, a registered bot's token, or "
+                                                  "the admin token")
 """The ``Authorization: Bearer TOKEN`` scheme (checked by the handlers, never auto-refused)."""
 
 
@@ -26,6 +28,8 @@ class ApiContext:
     """The server's state the HTTP API works on."""
 
     hub: MatchHub
+    ladder: Ladder | None = None
+    """The ladders, which registered bots join over HTTP too."""
     polls: PollSessions = field(default_factory=PollSessions)
 
     @property
@@ -65,7 +69,7 @@ async def require_admin(ctx: Context, credentials: Credentials) -> None:
 NOT_ADMIN = ("forbidden", "this token is not the admin token")
 """The code and message of a request to an admin route with another token."""
 
-TOKEN_ROUTES = ("/api/admin/", "/api/play/")
+TOKEN_ROUTES = ("/api/admin/", "/api/play/", "/api/challenges")
 """Routes that need a bearer token: checked before the request's body is read."""
 
 
@@ -89,8 +93,7 @@ def token_gate(ctx: ApiContext) -> Callable[[Scope], Awaitable[tuple[int, str, s
             try:
                 admin = await asyncio.to_thread(ctx.store.is_admin_token, token)
             except DatabaseUnavailableError:
-                return 503, "database_unavailable", "the database is unavailable for the " \
-                                                    "moment; try again shortly"
+                return None  # the route's own check answers 503 with Retry-After, and logs it
             if not admin:
                 return 403, *NOT_ADMIN
         return None

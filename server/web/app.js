@@ -858,24 +858,31 @@ function turnPanel(match) {
   const line = h("p", {"data-testid": "turn"}, "Waiting for the first decision…");
   const clocks = h("ul", {class: "clocks", "data-testid": "clocks"});
   let turn = null, at = 0, stopped = false;
+  const say = (text) => { if (line.textContent !== text) line.textContent = text; };
   const tick = () => {
     if (!turn) return;
     const gone = performance.now() - at;
     if (!turn.running) {
-      line.textContent = "Nobody is being waited for: the match is not in play here now.";
-      clocks.replaceChildren(); return;
+      say("Nobody is being waited for: the match is not in play here now.");
+      clocks.replaceChildren(); clocks.dataset.seats = ""; return;
     }
     if (!turn.waiting.length) {
-      line.textContent = "Everyone has answered; the cards are being placed.";
-      clocks.replaceChildren(); return;
+      say("Everyone has answered; the cards are being placed.");
+      clocks.replaceChildren(); clocks.dataset.seats = ""; return;
     }
-    line.textContent = turn.waiting.length === names.length && names.length > 1
-      ? "Every seat is choosing at once:" : "To answer now:";
-    clocks.replaceChildren(...turn.waiting.map((w) => h("li", {"data-seat": w.seat},
-      h("strong", {}, w.name), " · ",
-      h("span", {class: "clock", "data-testid": "clock"},
-        `${(Math.max(0, w.ms_left - gone) / 1000).toFixed(1)} s left`),
-      ` of ${(turn.deadline_ms / 1000).toFixed(1)} s`)));
+    say(turn.waiting.length === names.length && names.length > 1
+      ? "Every seat is choosing at once:" : "To answer now:");
+    const seats = turn.waiting.map((w) => w.seat).join(",");
+    if (clocks.dataset.seats !== seats) {  // new items only when the seats change
+      clocks.dataset.seats = seats;
+      clocks.replaceChildren(...turn.waiting.map((w) => h("li", {"data-seat": w.seat},
+        h("strong", {}, w.name), " · ", h("span", {class: "clock", "data-testid": "clock"}),
+        ` of ${(turn.deadline_ms / 1000).toFixed(1)} s`)));
+    }
+    turn.waiting.forEach((w, i) => {
+      clocks.children[i].querySelector(".clock").textContent =
+        `${(Math.max(0, w.ms_left - gone) / 1000).toFixed(1)} s left`;
+    });
   };
   const poll = async () => {
     if (stopped) return;
@@ -894,7 +901,9 @@ function turnPanel(match) {
   const root = h("section", {class: "turn", "aria-labelledby": "turn-title",
                              "data-testid": "turn-panel"},
     h("h2", {id: "turn-title"}, "Whose turn"), line, clocks);
-  return {root, stop: () => { stop(); line.textContent = "The match is over."; clocks.replaceChildren(); }};
+  return {root, stop: () => {
+    stop(); line.textContent = "The match is over."; clocks.replaceChildren();
+  }};
 }
 
 function liveView(match, onEnd) {
