@@ -123,6 +123,45 @@ def house_names(kinds: Sequence[str]) -> list[tuple[str, str]]:
     return names
 
 
+def make_challenge(store: Store, bot: BotRow, game: str, opponents: Sequence[str],
+                   games: Sequence[str], house: Mapping[str, str]) -> Challenge:
+    """Check and store a challenge of ``bot`` at ``game`` (one of ``games``, the ladders
+    run) against ``opponents``; ``house`` maps house bots' registered names to their kinds."""
+    if bot.house is not None:
+        raise ChallengeError("PERMISSION_DENIED", f"{bot.name!r} is a house bot")
+    if not bot.enabled:
+        raise ChallengeError("PERMISSION_DENIED", f"bot {bot.name!r} is disabled")
+    try:
+        spec = get_game(game)
+    except RefereeError as exc:
+        raise ChallengeError("INVALID_ARGUMENT", str(exc)) from None
+    if spec.id not in games:
+        raise ChallengeError("FAILED_PRECONDITION",
+                             f"this server runs ladders for {', '.join(games)}, not {spec.id}")
+    seats = 1 + len(opponents)
+    if not spec.min_seats <= seats <= spec.max_seats:
+        raise ChallengeError("INVALID_ARGUMENT", f"{spec.id} seats {spec.min_seats}-"
+                             f"{spec.max_seats}: name {spec.min_seats - 1}-"
+                             f"{spec.max_seats - 1} opponents, not {len(opponents)}")
+    named = []
+    for name in opponents:
+        if name in house:
+            name = HOUSE_PREFIX + house[name]
+        if name.startswith(HOUSE_PREFIX):
+            kind = name[len(HOUSE_PREFIX):]
+            if kind not in HOUSE_BOTS:
+                raise ChallengeError("INVALID_ARGUMENT", f"unknown house bot {kind!r}; "
+                                     f"known: {', '.join(HOUSE_BOTS)}")
+            if spec.id not in HOUSE_BOTS[kind].games:
+                raise ChallengeError("INVALID_ARGUMENT",
+                                     f"house bot {kind!r} does not play {spec.id}")
+        named.append(name)
+    challenge = store.create_challenge(spec.id, bot.name, named)
+    log.info("challenge %s (%s): %s against %s, %s", challenge.id, spec.id, bot.name,
+             ", ".join(named), challenge.status)
+    return challenge
+
+
 def practice_seat_names(specs: Sequence[str]) -> list[str]:
     """Seat names for a challenge's seats: a bot's name, or ``house:KIND`` (``-2``... for a
     kind named again), which no registered bot can be named."""
@@ -527,39 +566,8 @@ class Ladder:
         """Check a challenge of ``bot`` at ``game`` against ``opponents`` (``house:KIND`` or
         registered bots, in seat order after it) and store it (a blocking call). It is
         seated, unrated, once accepted and once its registered bots wait on the ladder."""
-        if bot.house is not None:
-            raise ChallengeError("PERMISSION_DENIED", f"{bot.name!r} is a house bot")
-        if not bot.enabled:
-            raise ChallengeError("PERMISSION_DENIED", f"bot {bot.name!r} is disabled")
-        try:
-            spec = get_game(game)
-        except RefereeError as exc:
-            raise ChallengeError("INVALID_ARGUMENT", str(exc)) from None
-        if spec.id not in self.settings:
-            raise ChallengeError("FAILED_PRECONDITION", f"this server runs ladders for "
-                                 f"{', '.join(self.settings)}, not {spec.id}")
-        seats = 1 + len(opponents)
-        if not spec.min_seats <= seats <= spec.max_seats:
-            raise ChallengeError("INVALID_ARGUMENT", f"{spec.id} seats {spec.min_seats}-"
-                                 f"{spec.max_seats}: name {spec.min_seats - 1}-"
-                                 f"{spec.max_seats - 1} opponents, not {len(opponents)}")
-        named = []
-        for name in opponents:
-            if name in self.house:
-                name = HOUSE_PREFIX + str(self.house[name].house)
-            if name.startswith(HOUSE_PREFIX):
-                kind = name[len(HOUSE_PREFIX):]
-                if kind not in HOUSE_BOTS:
-                    raise ChallengeError("INVALID_ARGUMENT", f"unknown house bot {kind!r}; "
-                                         f"known: {', '.join(HOUSE_BOTS)}")
-                if spec.id not in HOUSE_BOTS[kind].games:
-                    raise ChallengeError("INVALID_ARGUMENT",
-                                         f"house bot {kind!r} does not play {spec.id}")
-            named.append(name)
-        challenge = self.store.create_challenge(spec.id, bot.name, named)
-        log.info("challenge %s (%s): %s against %s, %s", challenge.id, spec.id, bot.name,
-                 ", ".join(named), challenge.status)
-        return challenge
+        house = {name: str(w.house) for name, w in self.house.items()}
+        return make_challenge(self.store, bot, game, opponents, tuple(self.settings), house)
 
     def answered(self) -> None:
         """A challenge was accepted: seat it as soon as its bots wait (this server pokes;

@@ -207,7 +207,8 @@ class Outbox:
     async def get(self) -> bytes | None:
         """Wait for the next message and take it (what was taken before is written)."""
         self.written()
-        await self.wait()
+        if not self._items:  # no extra coroutine on the hot path, where messages wait
+            await self.wait()
         return self.get_nowait()
 
     async def wait(self) -> None:
