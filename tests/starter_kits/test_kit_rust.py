@@ -15,9 +15,9 @@ from tests.kits import (
     Kit,
     KitRig,
     check_a_throw_falls_to_the_default,
-    check_seat_play,
+    check_ladder_play,
+    check_replaced,
     kit_rig,
-    start_throwing_on_a_seat,
 )
 
 RUST = Kit("rust", ("cargo",))
@@ -58,11 +58,11 @@ def test_readme_installs_what_ci_installs() -> None:
     assert 'directory = "/usr/share/cargo/registry"' in config and "offline = true" in config
 
 
-def test_the_starter_bot_plays_both_games(rig: KitRig) -> None:
-    """The Rust starter bot plays two matches of each game over HTTP by the README's run
-    command with seat tokens and stops on SIGTERM with status 0 (tests/kits.py says what is
-    checked)."""
-    check_seat_play(rig)
+def test_the_starter_bot_plays_both_ladders(rig: KitRig) -> None:
+    """The Rust starter bot plays two rated matches of each game on the ladder over HTTP
+    by the README's run command and stops on SIGTERM with status 0 (tests/kits.py says what
+    is checked)."""
+    check_ladder_play(rig)
 
 
 def test_a_panicking_bot_falls_to_the_default_and_plays_on(rig: KitRig) -> None:
@@ -72,11 +72,18 @@ def test_a_panicking_bot_falls_to_the_default_and_plays_on(rig: KitRig) -> None:
     (rig.folder / "examples" / "throwing.rs").write_text(THROWING_BOT, encoding="utf-8")
     subprocess.run(["cargo", "build", "--release", "--example", "throwing"], cwd=rig.folder,
                    check=True, capture_output=True, env=DEBIAN_FIRST)
-    name, bot = start_throwing_on_a_seat(
-        rig, "./target/release/examples/throwing --server http://HOST:PORT --token TOKEN")
+    name = "rustthrows"
+    bot = RUST.start(rig.folder, name, rig.server, rig.server.add_bot(name), "six_nimmt",
+                     "--matches", "1",
+                     command="./target/release/examples/throwing --server http://HOST:PORT "
+                             "--token TOKEN --ladder six_nimmt")
     try:
         check_a_throw_falls_to_the_default(rig, name, bot, "thrown on purpose at the third card")
         assert "stack backtrace:" in bot.err.text()
     finally:
         bot.stop()
 
+
+def test_a_second_process_on_the_token_replaces_the_first(rig: KitRig) -> None:
+    """The runner stops for good (exit 5) when another process takes its token's place."""
+    check_replaced(rig)
