@@ -68,7 +68,7 @@ async def require_admin(ctx: Context, credentials: Credentials) -> None:
 NOT_ADMIN = ("forbidden", "this token is not the admin token")
 """The code and message of a request to an admin route with another token."""
 
-TOKEN_ROUTES = ("/api/admin/", "/api/play/")
+TOKEN_ROUTES = ("/api/admin/", "/api/play/", "/api/challenges")
 """Routes that need a bearer token: checked before the request's body is read."""
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import httpx
 import pytest
 
 from client_sdk import wire
@@ -174,3 +175,60 @@ def test_a_declined_challenge_is_reported_to_the_challenger(
             calls.challenge("CreateChallenge", token, request)
         assert refused.value.code() == code and words in (refused.value.details() or "")
     assert Store(server.db).matches() == []
+
+
+def test_the_same_over_http(
+        ladder: tuple[LadderServer, dict[str, str], dict[str, LadderBot], Calls]) -> None:
+    """Over HTTP: bob turns on auto-accept, so ann's challenge is accepted when made and
+    played to the end unrated (the match log says so); cy declines another and ann reads
+    why; errors are JSON with the right status."""
+    server, tokens, bots, _ = ladder
+
+    def auth(name: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {tokens[name]}"}
+
+    with httpx.Client(base_url=server.http, timeout=10) as http:
+        turned = http.put("/api/challenges/auto-accept", json={"auto_accept": True},
+                          headers=auth("bob"))
+        assert turned.status_code == 200 and turned.json() == {"bot": "bob",
+                                                               "auto_accept": True}
+        made = http.post("/api/challenges", json={"game": "six_nimmt", "opponents": ["bob"]},
+                         headers=auth("ann"))
+        assert made.status_code == 201 and made.json()["status"] == "accepted"
+        challenge_id = made.json()["id"]
+        wait_until(lambda: http.get(f"/api/challenges/{challenge_id}", headers=auth("bob"))
+                   .json()["match_id"] is not None, 30, "the challenge match")
+        match_id = http.get(f"/api/challenges/{challenge_id}", headers=auth("ann")
+                            ).json()["match_id"]
+        wait_until(lambda: ended(bots["ann"], match_id) and ended(bots["bob"], match_id), 60,
+                   "the challenge match's end")
+        info = http.get(f"/api/matches/{match_id}").json()
+        assert info["status"] == "finished" and info["rated"] is False
+        assert http.get(f"/api/matches/{match_id}/replay").json()["rated"] is False
+
+        asked = http.post("/api/challenges", json={"game": "six_nimmt", "opponents": ["cy"]},
+                          headers=auth("ann")).json()
+        assert asked["status"] == "pending"
+        assert [c["id"] for c in http.get("/api/challenges", headers=auth("cy"))
+                .json()["challenges"]] == [asked["id"]]
+        declined = http.post(f"/api/challenges/{asked['id']}/decline",
+                             json={"reason": "busy"}, headers=auth("cy"))
+        assert declined.status_code == 200
+        seen = http.get(f"/api/challenges/{asked['id']}", headers=auth("ann")).json()
+        assert (seen["status"], seen["message"]) == ("declined", "declined by cy: busy")
+
+        again = http.post(f"/api/challenges/{asked['id']}/accept", headers=auth("cy"))
+        assert again.status_code == 409 and "is declined" in again.json()["error"]["message"]
+        assert http.get("/api/challenges").status_code == 401
+        wrong = http.post("/api/challenges", json={"game": "six_nimmt", "opponents": ["cy"]},
+                          headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        assert http.post("/api/challenges", json={"game": "six_nimmt", "opponents": []},
+                         headers=auth("ann")).status_code == 422
+        assert http.get("/api/challenges/nope", headers=auth("ann")).json()["error"]["code"] \
+            == "not_found"
+        table = http.post("/api/challenges", json={"game": "six_nimmt",
+                                                   "opponents": ["house:random"] * 10},
+                          headers=auth("ann"))
+        assert table.status_code == 400 and "seats 2-10" in table.json()["error"]["message"]
+    assert Store(server.db).leaderboard("six_nimmt") == []
