@@ -478,27 +478,33 @@ class Store:
     # -- the ladder ------------------------------------------------------------------------
 
     def seat_ladder_match(self, game: str, settings: Mapping[str, Any], seed: int,
-                          bots: Sequence[str], instance: str) -> str | None:
+                          bots: Sequence[str], instance: str,
+                          token_hashes: Mapping[str, str] | None = None) -> str | None:
         """Create a running ladder match of ``bots`` (in seat order) on ``instance``.
 
-        Each bot is claimed with a conditional update (enabled and seated nowhere); if any
-        claim fails nothing is written and None is returned. Retried with the same match id,
-        so a try whose commit went through but whose answer was lost is recognised.
+        Each bot is claimed with a conditional update (enabled, seated nowhere, and still
+        holding the token hash given in ``token_hashes``, for bots that connected with one);
+        if any claim fails nothing is written and None is returned. Retried with the same
+        match id, so a try whose commit went through but whose answer was lost is recognised.
         """
         return self.retry.call("seat_ladder_match", self._seat_ladder_match,
-                               uuid.uuid4().hex[:12], game, settings, seed, bots, instance)
+                               uuid.uuid4().hex[:12], game, settings, seed, bots, instance,
+                               dict(token_hashes or {}))
 
     def _seat_ladder_match(self, match_id: str, game: str, settings: Mapping[str, Any],
-                           seed: int, bots: Sequence[str], instance: str) -> str | None:
+                           seed: int, bots: Sequence[str], instance: str,
+                           token_hashes: Mapping[str, str]) -> str | None:
         with self._session() as session:
             if session.get(MatchRow, match_id) is not None:
                 return match_id  # an earlier try committed it
             for name in sorted(bots):  # one lock order for every server: no deadlocks
+                claim = update(BotRow).where(col(BotRow.name) == name,
+                                             col(BotRow.current_match).is_(None),
+                                             col(BotRow.enabled).is_(True))
+                if name in token_hashes:  # a token rotated meanwhile: not seated
+                    claim = claim.where(col(BotRow.token_hash) == token_hashes[name])
                 claimed = session.execute(
-                    update(BotRow).where(col(BotRow.name) == name,
-                                         col(BotRow.current_match).is_(None),
-                                         col(BotRow.enabled).is_(True))
-                    .values(current_match=match_id)
+                    claim.values(current_match=match_id)
                 ).rowcount  # type: ignore[attr-defined]
                 if claimed != 1:
                     session.rollback()
@@ -801,6 +807,14 @@ class Store:
         """Every registered bot, by name."""
         with self._session() as session:
             return list(session.exec(select(BotRow).order_by(col(BotRow.name))).all())
+
+    @_retried
+    def bot_states(self, names: Sequence[str]) -> dict[str, tuple[str | None, bool]]:
+        """The token hash and whether it is enabled, of each of ``names`` that is registered."""
+        with self._session() as session:
+            rows = session.exec(select(BotRow.name, BotRow.token_hash, BotRow.enabled).where(
+                col(BotRow.name).in_(list(names)))).all()
+        return {name: (token_hash, enabled) for name, token_hash, enabled in rows}
 
     @_retried
     def bot_for_token(self, token: str) -> BotRow | None:

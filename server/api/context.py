@@ -18,7 +18,8 @@ from server.hub import MatchHub
 from server.ladder import Ladder
 from server.store import Store
 
-bearer = HTTPBearer(auto_error=False, description="a seat token, or the admin token")
+bearer = HTTPBearer(auto_error=False, description="a seat token, a registered bot's token, or "
+                                                  "the admin token")
 """The ``Authorization: Bearer TOKEN`` scheme (checked by the handlers, never auto-refused)."""
 
 

@@ -5,6 +5,9 @@ tables need four, so every match they play is one they asked for."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,7 @@ from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.replay import verify
 from server.store import Store
 from tests.ladder_helpers import LadderBot, LadderServer, wait_until
-from tests.serving import db_url
+from tests.serving import CLI, db_url
 
 FAST = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
         "--ladder-setting", "six_nimmt:deadline_ms=1000"]
@@ -232,3 +235,109 @@ def test_the_same_over_http(
                           headers=auth("ann"))
         assert table.status_code == 400 and "seats 2-10" in table.json()["error"]["message"]
     assert Store(server.db).leaderboard("six_nimmt") == []
+
+
+def bullring(*args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``bullring ARGS`` (with ``--token`` when given)."""
+    extra = ["--token", token] if token is not None else []
+    return subprocess.run([*CLI, *args, *extra], capture_output=True, text=True, timeout=60,
+                          env={k: v for k, v in os.environ.items() if k != "BULLRING_TOKEN"})
+
+
+def test_bullring_challenge_over_the_server(
+        ladder: tuple[LadderServer, dict[str, str], dict[str, LadderBot], Calls]) -> None:
+    """``bullring challenge`` with --server: a practice match is accepted when made and
+    played unrated; bob turns auto-accept on and ann's challenge is played; cy declines one
+    and ``show`` tells ann who declined and why (exit 1). Bad calls exit with one line."""
+    server, tokens, bots, _ = ladder
+    where = ["--server", server.address]
+    made = bullring("challenge", "create", "--game", "six_nimmt", "--against",
+                    "house:greedy,house:random", *where, "--json", token=tokens["ann"])
+    assert made.returncode == 0, made.stderr
+    practice = json.loads(made.stdout)
+    assert practice["status"] == "accepted"
+
+    def match_of(challenge_id: str) -> str | None:
+        shown = bullring("challenge", "show", challenge_id, *where, "--json",
+                         token=tokens["ann"])
+        found: str | None = json.loads(shown.stdout)["match_id"]
+        return found
+
+    wait_until(lambda: match_of(practice["id"]) is not None, 30, "the practice match")
+    first = match_of(practice["id"])
+    assert first is not None
+    wait_until(lambda: ended(bots["ann"], first), 60, "the practice match's end")
+
+    turned = bullring("challenge", "auto-accept", "on", *where, token=tokens["bob"])
+    assert (turned.returncode, turned.stdout) == (0, "auto-accept on\n")
+    asked = bullring("challenge", "create", "--game", "six_nimmt", "--against", "bob", *where,
+                     token=tokens["ann"])
+    assert asked.returncode == 0 and ": accepted; answers: bob accepted" in asked.stdout
+    challenge_id = asked.stdout.split()[1]
+    wait_until(lambda: match_of(challenge_id) is not None, 30, "the challenge match")
+    second = match_of(challenge_id)
+    assert second is not None
+    wait_until(lambda: ended(bots["ann"], second) and ended(bots["bob"], second), 60,
+               "the challenge match's end")
+
+    asked = bullring("challenge", "create", "--game", "six_nimmt", "--against", "cy", *where,
+                     token=tokens["ann"])
+    declined_id = asked.stdout.split()[1]
+    listed = bullring("challenge", "list", *where, token=tokens["cy"])
+    assert listed.returncode == 0 and f"challenge {declined_id} " in listed.stdout
+    declined = bullring("challenge", "decline", declined_id, "--reason", "busy", *where,
+                        token=tokens["cy"])
+    assert declined.returncode == 0 and "declined by cy: busy" in declined.stdout
+    shown = bullring("challenge", "show", declined_id, *where, token=tokens["ann"])
+    assert shown.returncode == 1
+    assert shown.stdout.strip().endswith(": declined; answers: cy declined; declined by cy: busy")
+
+    missing = bullring("challenge", "list", *where)
+    assert missing.returncode == 2 and "--token" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
+    wrong = bullring("challenge", "list", *where, token="bot_wrong")
+    assert wrong.returncode == 3 and len(wrong.stderr.strip().splitlines()) == 1
+    unknown = bullring("challenge", "create", "--game", "six_nimmt", "--against", "zed",
+                       *where, token=tokens["ann"])
+    assert unknown.returncode == 7 and "no bot named 'zed'" in unknown.stderr
+    late = bullring("challenge", "accept", declined_id, *where, token=tokens["cy"])
+    assert late.returncode == 2 and "is declined" in late.stderr
+
+    store = Store(server.db)
+    assert {m.id for m in store.matches()} == {first, second}
+    assert not any(m.rated for m in store.matches()) and store.leaderboard("six_nimmt") == []
+
+
+def test_bullring_challenge_on_the_database(tmp_path: Path) -> None:
+    """``bullring challenge`` with --db does the same on the database: a challenge made,
+    listed, declined and shown declined (exit 1); a read never creates a database."""
+    db = db_url(tmp_path)
+    tokens = {name: Store(db).add_bot(name) for name in ("ann", "cy")}
+    made = bullring("challenge", "create", "--game", "six_nimmt", "--against", "cy,house:greedy",
+                    "--db", db, "--json", token=tokens["ann"])
+    assert made.returncode == 0, made.stderr
+    challenge = json.loads(made.stdout)
+    assert (challenge["status"], challenge["opponents"]) == ("pending", ["cy", "house:greedy"])
+    listed = bullring("challenge", "list", "--db", db, "--json", token=tokens["cy"])
+    assert [c["id"] for c in json.loads(listed.stdout)] == [challenge["id"]]
+    assert bullring("challenge", "decline", challenge["id"], "--db", db,
+                    token=tokens["cy"]).returncode == 0
+    shown = bullring("challenge", "show", challenge["id"], "--db", db, token=tokens["ann"])
+    assert shown.returncode == 1 and "declined by cy" in shown.stdout
+    again = json.loads(bullring("challenge", "create", "--game", "six_nimmt", "--against", "cy",
+                                "--db", db, "--json", token=tokens["ann"]).stdout)
+    accepted = bullring("challenge", "accept", again["id"], "--db", db, token=tokens["cy"])
+    assert accepted.returncode == 0 and ": accepted; answers: cy accepted" in accepted.stdout
+    assert bullring("challenge", "auto-accept", "on", "--db", db,
+                    token=tokens["cy"]).returncode == 0
+    auto = bullring("challenge", "create", "--game", "six_nimmt", "--against", "cy", "--db",
+                    db, token=tokens["ann"])
+    assert ": accepted; answers: cy accepted" in auto.stdout
+    table = bullring("challenge", "create", "--game", "no_thanks", "--against", "house:greedy",
+                     "--db", db, token=tokens["ann"])
+    assert table.returncode == 2 and "house bot 'greedy' does not play no_thanks" in \
+        table.stderr
+    assert len(table.stderr.strip().splitlines()) == 1
+    nowhere = tmp_path / "none.db"
+    absent = bullring("challenge", "list", "--db", f"sqlite:///{nowhere}", token=tokens["ann"])
+    assert absent.returncode == 2 and not nowhere.exists()

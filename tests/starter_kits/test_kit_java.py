@@ -76,3 +76,4 @@ def test_a_throwing_bot_falls_to_the_default_and_plays_on(rig: KitRig, tmp_path:
         assert "at ThrowingBot.playCard" in bot.err.text()
     finally:
         bot.stop()
+
