@@ -16,9 +16,9 @@ from tests.kits import (
     Kit,
     KitRig,
     check_a_throw_falls_to_the_default,
-    check_seat_play,
+    check_ladder_play,
+    check_replaced,
     kit_rig,
-    start_throwing_on_a_seat,
 )
 
 STDLIB = Kit("python-stdlib", ("python3",))
@@ -69,11 +69,11 @@ def test_the_kit_type_checks_strictly(rig: KitRig) -> None:
     assert done.returncode == 0, done.stdout
 
 
-def test_the_starter_bot_plays_both_games(rig: KitRig) -> None:
-    """The stdlib starter bot plays two matches of each game over HTTP by the README's run
-    command with seat tokens and stops on SIGTERM with status 0 (tests/kits.py says what is
-    checked)."""
-    check_seat_play(rig)
+def test_the_starter_bot_plays_both_ladders(rig: KitRig) -> None:
+    """The stdlib starter bot plays two rated matches of each game on the ladder over HTTP
+    by the README's run command and stops on SIGTERM with status 0 (tests/kits.py says what
+    is checked)."""
+    check_ladder_play(rig)
 
 
 def test_a_throwing_bot_falls_to_the_default_and_plays_on(rig: KitRig, tmp_path: Path) -> None:
@@ -81,12 +81,18 @@ def test_a_throwing_bot_falls_to_the_default_and_plays_on(rig: KitRig, tmp_path:
     the default action, and the bot plays the rest of its match."""
     script = tmp_path / "throwing_bot.py"
     script.write_text(THROWING_BOT, encoding="utf-8")
-    name, bot = start_throwing_on_a_seat(
-        rig, f"python3 {script} --server http://HOST:PORT --token TOKEN",
-        env={"PYTHONPATH": str(rig.folder)})
+    name = "stdlibthrows"
+    bot = STDLIB.start(rig.folder, name, rig.server, rig.server.add_bot(name), "six_nimmt",
+                       "--matches", "1", env={"PYTHONPATH": str(rig.folder)},
+                       command=f"python3 {script} --server http://HOST:PORT --token TOKEN "
+                               "--ladder six_nimmt")
     try:
         check_a_throw_falls_to_the_default(rig, name, bot, "thrown on purpose at the third card")
         assert 'in play_card\n    raise RuntimeError' in bot.err.text()
     finally:
         bot.stop()
 
+
+def test_a_second_process_on_the_token_replaces_the_first(rig: KitRig) -> None:
+    """The runner stops for good (exit 5) when another process takes its token's place."""
+    check_replaced(rig)
