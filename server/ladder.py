@@ -39,6 +39,7 @@ from server.store import (
     MatchConfig,
     Store,
 )
+from server.tournaments import Tournaments
 
 log = logging.getLogger("bullring.ladder")
 
@@ -243,6 +244,8 @@ class Ladder:
         self._retry_due = False
         self._last_table: dict[str, float] = {}
         self._stopping = False
+        self.tournaments = Tournaments(store, self.settings, hub.instance, self.poke)
+        """The live tournaments this ladder seats between its matches."""
 
     async def start(self) -> None:
         """Register the house bots and start the matchmaker."""
@@ -501,6 +504,7 @@ class Ladder:
         return waiting
 
     async def _form(self, game: str) -> None:
+        await self._seat_tournaments(game)
         await self._seat_challenges(game)
         size = self.sizes[game]
         waiting = self._waiting(game)
@@ -601,6 +605,18 @@ class Ladder:
             log.info("practice match %s (%s) of challenge %s: %s", match_id, game,
                      challenge.id, ", ".join(names))
 
+    async def _seat_tournaments(self, game: str) -> None:
+        """Seat the next game of each live tournament of ``game`` whose bots wait here."""
+        waiting = {s.bot for s in self.sessions.values()
+                   if s.game == game and s.open and s.bot not in self.seated}
+        loop = asyncio.get_running_loop()
+        started, again = await asyncio.to_thread(self.tournaments.seat, game, waiting,
+                                                 set(self.seated), loop.time())
+        for config in started:
+            self._start(config, config.seat_names)
+        if again is not None:
+            loop.call_later(again, self.poke)
+
     async def _after(self, runner: MatchRunner) -> None:
         """A ladder match is over and stored: its bots wait again (house bots after a rest)."""
         for name in runner.config.seat_names:
@@ -624,6 +640,7 @@ class Ladder:
                 self._resting.add(name)
                 asyncio.get_running_loop().call_later(self.options.house_rest_s,
                                                       self._rested, name)
+        await asyncio.to_thread(self.tournaments.ended, runner)
         if self.store.sqlite:
             self.poke()
         else:

@@ -44,6 +44,7 @@ from server.models import (
     RatingChangeRow,
     RatingRow,
     SeatRow,
+    TournamentRow,
     utcnow,
 )
 from server.options import DEFAULT_DB
@@ -903,6 +904,97 @@ class Store:
             query = query.where(MatchRow.status == status)
         with self._session() as session:
             return int(session.exec(query).one())
+
+
+    # -- live tournaments ------------------------------------------------------------------
+
+    @_retried
+    def create_tournament(self, row: TournamentRow) -> TournamentRow:
+        """Store a new live tournament (its entrants are registered, enabled bots)."""
+        with self._session() as session:
+            for name in json.loads(row.entrants_json):
+                bot = session.get(BotRow, name)
+                if bot is None or bot.house is not None:
+                    raise UnknownBotNameError(f"no registered bot named {name!r}")
+                if not bot.enabled:
+                    raise BotError(f"bot {name!r} is disabled")
+            if session.get(TournamentRow, row.id) is None:
+                session.add(row)
+                session.commit()
+                session.refresh(row)
+        return row
+
+    @_retried
+    def tournament(self, tournament_id: str) -> TournamentRow | None:
+        """The stored tournament ``tournament_id``, or None."""
+        with self._session() as session:
+            return session.get(TournamentRow, tournament_id)
+
+    @_retried
+    def tournaments(self, status: str | None = None, limit: int = 100) -> list[TournamentRow]:
+        """The newest tournaments (only those of ``status`` when given), newest first."""
+        query = select(TournamentRow).order_by(col(TournamentRow.created_at).desc(),
+                                               col(TournamentRow.id)).limit(limit)
+        if status is not None:
+            query = query.where(TournamentRow.status == status)
+        with self._session() as session:
+            return list(session.exec(query).all())
+
+    @_retried
+    def save_tournament(self, tournament_id: str, schedule: Sequence[Mapping[str, Any]],
+                        standings: Sequence[Mapping[str, Any]], forfeited: Sequence[str],
+                        finished: bool) -> None:
+        """Write a running tournament's schedule, standings and forfeits (and its end)."""
+        with self._session() as session:
+            row = session.exec(select(TournamentRow).where(TournamentRow.id == tournament_id)
+                               .with_for_update()).first()
+            if row is None:
+                raise LookupError(f"no tournament {tournament_id!r}")
+            row.schedule_json = json.dumps(list(schedule))
+            row.standings_json = json.dumps(list(standings))
+            row.forfeited_json = json.dumps(list(forfeited))
+            if finished:
+                row.status, row.finished_at = "finished", utcnow()
+            session.add(row)
+            session.commit()
+
+    def seat_tournament_game(self, tournament_id: str, game: str,
+                             settings: Mapping[str, Any], seed: int,
+                             seat_names: Sequence[str], instance: str) -> str | None:
+        """Create the running, unrated match of one tournament game on ``instance``,
+        claiming its bots as a ladder table does; None (nothing written) if a bot sits
+        in another match."""
+        return self.retry.call("seat_tournament_game", self._seat_tournament_game,
+                               uuid.uuid4().hex[:12], game, settings, seed, seat_names,
+                               instance)
+
+    def _seat_tournament_game(self, match_id: str, game: str, settings: Mapping[str, Any],
+                              seed: int, seat_names: Sequence[str], instance: str
+                              ) -> str | None:
+        with self._session() as session:
+            if session.get(MatchRow, match_id) is not None:
+                return match_id  # an earlier try committed it
+            for name in sorted(seat_names):  # the ladder's lock order
+                claimed = session.execute(
+                    update(BotRow).where(col(BotRow.name) == name,
+                                         col(BotRow.current_match).is_(None))
+                    .values(current_match=match_id)
+                ).rowcount  # type: ignore[attr-defined]
+                if claimed != 1:
+                    session.rollback()
+                    return None
+            session.add(MatchRow(id=match_id, game=game,
+                                 settings_json=json.dumps(dict(settings)), seed=seed,
+                                 seat_count=len(seat_names), status="running", ladder=True,
+                                 rated=False, instance=instance, created_at=utcnow()))
+            session.flush()
+            versions = {b.name: b.version for b in session.exec(select(BotRow).where(
+                col(BotRow.name).in_(list(seat_names)))).all()}
+            for seat, name in enumerate(seat_names):
+                session.add(SeatRow(match_id=match_id, seat=seat, name=name, house=None,
+                                    bot=name, bot_version=versions[name]))
+            session.commit()
+        return match_id
 
 
 __all__ = [

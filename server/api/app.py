@@ -11,7 +11,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from server.api import admin, browse, challenges, errors, feed, play, proto_schema
+from server.api import admin, browse, challenges, errors, feed, play, proto_schema, tournaments
 from server.api.context import ApiContext
 
 WEB = Path(__file__).resolve().parent.parent / "web"
@@ -33,7 +33,7 @@ def build_app(ctx: ApiContext) -> FastAPI:
                   docs_url=None, redoc_url=None)
     app.state.bullring = ctx
     errors.install(app)
-    for module in (browse, feed, play, challenges, admin):
+    for module in (browse, feed, play, challenges, tournaments, admin):
         app.include_router(module.router)
 
     @app.get("/", include_in_schema=False)

@@ -33,6 +33,9 @@ class Calls:
 
     def __init__(self, address: str) -> None:
         self.loop = asyncio.new_event_loop()
+        # grpc.aio looks up the current loop outside the calls too (a channel's callbacks):
+        # make ours the current one, or it finds none after other tests closed theirs.
+        asyncio.set_event_loop(self.loop)
         self.channel = self.loop.run_until_complete(self._open(address))
         self.challenges = wire.challenge_stub(self.channel)
         self.ladder = wire.ladder_stub(self.channel)
@@ -55,6 +58,7 @@ class Calls:
         """Close the channel and the loop."""
         self.loop.run_until_complete(self.channel.close())
         self.loop.close()
+        asyncio.set_event_loop(None)
 
 
 @pytest.fixture
