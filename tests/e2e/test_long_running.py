@@ -122,11 +122,11 @@ def test_finished_matches_leave_the_hub_and_stay_watchable(
             http = f"http://127.0.0.1:{server.http.port}/api/matches" if server.http else ""
             async with httpx.AsyncClient(timeout=GUARD_S) as client:
                 feed = (await client.get(f"{http}/{matches[0].match_id}/feed")).text
-                events = [line for line in feed.splitlines() if line == "event: public"]
-                assert len(events) == len(after) - 1 and "event: end" in feed
+                events = [line for line in feed.splitlines() if line == "event: event"]
+                assert len(events) == len(after) - 1 and "event: match_ended" in feed
                 resumed = (await client.get(f"{http}/{matches[0].match_id}/feed",
                                             headers={"Last-Event-ID": "3"})).text
-                assert resumed.count("event: public") == len(events) - 3
+                assert resumed.count("event: event") == len(events) - 3
                 replay = (await client.get(f"{http}/{matches[1].match_id}/replay")).json()
                 assert replay["match_id"] == matches[1].match_id
                 assert list(ended[1].totals) == replay["totals"]  # a seat of matches[1]
