@@ -33,6 +33,25 @@ def bot_factory(spec: str) -> BotFactory:
     The game is only known once the match starts; resolving early makes a typo in the spec
     fail before connecting rather than after the match has begun.
     """
+    bot_cls = bot_class(spec)
+    if isinstance(spec, str) and spec in HOUSE_BOTS:
+        spec = f"house:{spec}"
+    where, _, name = spec.rpartition(":")
+    if where == "house":
+        return lambda game, seed: house_bot(name, game, seed)
+
+    def make(game: str, seed: int) -> Bot:
+        if game not in bot_cls.games:
+            raise ValueError(f"bot {spec!r} plays {', '.join(bot_cls.games)}, not {game!r} "
+                             f"(set its `games` attribute)")
+        return bot_cls(seed)
+
+    return make
+
+
+def bot_class(spec: str) -> type[Bot]:
+    """The ``Bot`` subclass ``spec`` names (importing its module); ValueError if none.
+    Its ``games`` attribute says which games it plays."""
     if isinstance(spec, str) and spec in HOUSE_BOTS:
         spec = f"house:{spec}"
     if not isinstance(spec, str) or ":" not in spec:
@@ -42,7 +61,7 @@ def bot_factory(spec: str) -> BotFactory:
         if name not in HOUSE_BOTS:
             raise ValueError(f"bad bot spec {spec!r}: unknown house bot {name!r}; "
                              f"known: {', '.join(HOUSE_BOTS)}")
-        return lambda game, seed: house_bot(name, game, seed)
+        return HOUSE_BOTS[name]
     if not name or not all(part.isidentifier() for part in name.split(".")):
         raise ValueError(f"bad bot spec {spec!r}: {name!r} is not a class name; {_SPEC_HELP}")
     if where.endswith(".py"):
@@ -61,15 +80,8 @@ def bot_factory(spec: str) -> BotFactory:
     if not (isinstance(cls, type) and issubclass(cls, Bot)):
         raise ValueError(f"bad bot spec {spec!r}: {name!r} is not a subclass of "
                          f"client_sdk.bot.Bot")
-    bot_cls: type[Bot] = cls
-
-    def make(game: str, seed: int) -> Bot:
-        if game not in bot_cls.games:
-            raise ValueError(f"bot {spec!r} plays {', '.join(bot_cls.games)}, not {game!r} "
-                             f"(set its `games` attribute)")
-        return bot_cls(seed)
-
-    return make
+    found: type[Bot] = cls
+    return found
 
 
 def load_bot(spec: str, game: str, seed: int) -> Bot:

@@ -1,7 +1,8 @@
 """Generate the Python message code from ``proto/`` (never edit the output by hand).
 
 Run ``python -m client_sdk.protogen``; installing the package runs it too (setup.py).
-Output: ``client_sdk/generated/bullring/v2/referee_pb2.py`` (+ ``.pyi``).
+Output: ``client_sdk/generated/bullring/v2/referee_pb2.py`` (+ ``.pyi``) and the descriptor set
+with the comments, ``client_sdk/generated/contract.binpb``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PROTO_DIR = ROOT / "proto"
 OUT_DIR = ROOT / "client_sdk" / "generated"
 
+DESCRIPTORS = "contract.binpb"
+"""The descriptor set of ``proto/`` with its comments (source info), written beside the code:
+the HTTP API's OpenAPI document takes every field's description from it."""
+
 _RUNTIME_CHECK = re.compile(
     r"ValidateProtobufRuntimeVersion\(\s*_runtime_version\.Domain\.PUBLIC,"
     r"\s*(\d+),\s*(\d+),\s*(\d+),")
@@ -27,6 +32,7 @@ def generate(proto_dir: Path = PROTO_DIR, out_dir: Path = OUT_DIR) -> list[Path]
     protos = sorted(proto_dir.rglob("*.proto"))
     out_dir.mkdir(parents=True, exist_ok=True)
     args = ["protoc", f"-I{proto_dir}", f"--python_out={out_dir}", f"--pyi_out={out_dir}",
+            f"--descriptor_set_out={out_dir / DESCRIPTORS}", "--include_source_info",
             *(str(p) for p in protos)]
     if protoc.main(args) != 0:
         raise RuntimeError(f"protoc failed on {', '.join(map(str, protos))}")

@@ -31,7 +31,7 @@ import grpc
 from client_sdk import wire
 from client_sdk.backoff import Backoff
 from client_sdk.bot import Bot
-from client_sdk.bot_spec import BotFactory, bot_factory
+from client_sdk.bot_spec import BotFactory, bot_class, bot_factory
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from client_sdk.runner_cli import TRANSPORTS
 from referee.core import Action, DecisionKind
@@ -109,13 +109,18 @@ class _Seat:
 
     def __init__(self, spec: str, factory: BotFactory, seed: int, margin_ms: int,
                  on_message: Callable[[pb.PlayResponse], None] | None,
-                 ladder: str | None = None, matches: int = 0) -> None:
+                 ladder: str | None = None, matches: int = 0,
+                 games: Sequence[str] = ()) -> None:
         self.spec = spec
+        self.games = list(games)
+        """The games the bot plays, told to the server at Join (a seat of another game is
+        refused before it is taken)."""
         self.ladder = ladder
         """The game whose ladder this bot plays, or None for one seat of one match."""
         self.matches = matches
         """Leave the ladder after this many matches (0: never)."""
         self.played = 0
+        self.last_ended: pb.MatchEnded | None = None
         self.factory = factory
         self.seed = seed
         self.margin_ms = margin_ms
@@ -155,6 +160,7 @@ class _Seat:
         """A match ended; True when the runner is done (one match, or the ladder's count)."""
         if self.on_message is not None:
             self.on_message(response)
+        self.last_ended = response.match_ended
         if self.ladder is None:
             return True
         self.played += 1
@@ -163,6 +169,25 @@ class _Seat:
                  list(ended.totals), list(ended.ranks), wire.termination_name(ended.termination),
                  self.played)
         return 0 < self.matches <= self.played
+
+    def closed(self, response: pb.PlayResponse) -> pb.MatchEnded | None:
+        """The server ended the connection on purpose (Closed). Its ladder matches all
+        played: the last result. Replaced by a newer connection, token revoked, bot disabled:
+        raise, never reconnect (RuntimeError, PermissionError). A lapsed HTTP lease: None,
+        so the runner joins again."""
+        if self.on_message is not None:
+            self.on_message(response)
+        closed = response.closed
+        log.warning("the server ended the connection (%s): %s",
+                    pb.CloseReason.Name(closed.reason) if closed.reason in
+                    pb.CloseReason.values() else closed.reason, closed.message)
+        if closed.reason == pb.CLOSE_REASON_MATCHES_PLAYED and self.last_ended is not None:
+            return self.last_ended
+        if closed.reason == pb.CLOSE_REASON_LEASE_EXPIRED:
+            return None
+        if closed.reason in (pb.CLOSE_REASON_TOKEN_REVOKED, pb.CLOSE_REASON_BOT_DISABLED):
+            raise PermissionError(f"the server ended the stream: {closed.message}")
+        raise RuntimeError(f"the server ended the stream: {closed.message}")
 
     def matches_left(self) -> int:
         """For Join.matches: the ladder matches still to play (the one in progress counts,
@@ -277,30 +302,56 @@ class _Connection:
 
 async def _play_stream(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tuple[str, str]],
                        client: str, conn: _Connection) -> pb.MatchEnded | None:
-    """Play over the bidirectional stream; MatchEnded, or None if the stream just ended."""
+    """Play over the bidirectional stream; MatchEnded, or None if the stream just ended.
+
+    The stream is read ahead by a task of its own while the bot decides: when the server
+    ends the stream with a Closed message as the bot's answer is being written, the write
+    fails (its status may even read INTERNAL), but the message has been read and is acted
+    on."""
     call = stubs["Play"](metadata=metadata)
+    incoming: asyncio.Queue[Any] = asyncio.Queue()
+    reader = asyncio.create_task(_read_ahead(call, incoming))
     try:
         await call.write(pb.PlayRequest(join=pb.Join(client=client, ladder=seat.ladder or "",
                                                      accept_batches=True,
-                                                     matches=seat.matches_left())))
+                                                     matches=seat.matches_left(),
+                                                     games=seat.games)))
         while True:
-            received = await call.read()
+            received = await incoming.get()
             if received is grpc.aio.EOF:
                 return None
+            if isinstance(received, grpc.aio.AioRpcError):
+                raise received
             conn.heard = True
             for response in wire.unbatch(received):
-                if response.WhichOneof("body") == "match_ended":
+                which = response.WhichOneof("body")
+                if which == "match_ended":
                     if not seat.ended(response):
                         continue
                     await _close_writing(call)
                     return response.match_ended
+                if which == "closed":
+                    return seat.closed(response)
                 answer = await seat.handle(response, time.monotonic())
                 if answer is not None:
-                    # If the call has finished, the next read says how.
-                    with contextlib.suppress(asyncio.InvalidStateError):
+                    # If the call has ended, what was read ahead says how.
+                    with contextlib.suppress(asyncio.InvalidStateError, grpc.aio.AioRpcError):
                         await call.write(pb.PlayRequest(answer=answer))
     finally:
         call.cancel()
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+
+
+async def _read_ahead(call: Any, incoming: asyncio.Queue[Any]) -> None:
+    """Queue every message of ``call`` as it comes, then EOF or the call's error."""
+    try:
+        while (received := await call.read()) is not grpc.aio.EOF:
+            incoming.put_nowait(received)
+        incoming.put_nowait(grpc.aio.EOF)
+    except grpc.aio.AioRpcError as e:
+        incoming.put_nowait(e)
 
 
 async def _close_writing(call: Any) -> None:
@@ -313,7 +364,8 @@ async def _play_unary(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tup
     """Play over Subscribe and SubmitAnswer; MatchEnded, or None if the stream just ended."""
     call = stubs["Subscribe"](pb.SubscribeRequest(client=client, ladder=seat.ladder or "",
                                                   accept_batches=True,
-                                                  matches=seat.matches_left()),
+                                                  matches=seat.matches_left(),
+                                                  games=seat.games),
                               metadata=metadata)
     try:
         while True:
@@ -322,6 +374,8 @@ async def _play_unary(seat: _Seat, stubs: dict[str, Any], metadata: Sequence[tup
                 return None
             conn.heard = True
             for response in wire.unbatch(message.message):
+                if response.WhichOneof("body") == "closed":
+                    return seat.closed(response)
                 ended = await _handle_unary(seat, stubs, metadata, response)
                 if ended is not None:
                     return ended
@@ -409,12 +463,20 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
     (one on which the server sent something), ``PermissionError`` at once for
     UNAUTHENTICATED / PERMISSION_DENIED, ``ValueError`` for INVALID_ARGUMENT /
     RESOURCE_EXHAUSTED or a bad bot spec, and ``RuntimeError`` for any other status.
+
+    A stream the server ends on purpose carries a last ``Closed`` message, acted on before
+    the status (which a client still writing may see as INTERNAL): replaced by a newer
+    connection with the same token raises ``RuntimeError``, a rotated token or a disabled
+    bot ``PermissionError``, each with the server's message; none is reconnected. The
+    bot's ``games`` go in the Join, so a seat or ladder of another game is refused
+    (FAILED_PRECONDITION: ``RuntimeError``) before it is taken.
     """
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
     if margin_ms < 0:
         raise ValueError(f"margin_ms must be >= 0, not {margin_ms}")
-    seat = _Seat(bot_spec, bot_factory(bot_spec), seed, margin_ms, on_message, ladder, matches)
+    seat = _Seat(bot_spec, bot_factory(bot_spec), seed, margin_ms, on_message, ladder, matches,
+                 bot_class(bot_spec).games)
     session = _play_stream if transport == "stream" else _play_unary
     metadata = (("authorization", f"Bearer {token}"),)
     down_since = time.monotonic()

@@ -14,6 +14,7 @@ from sqlalchemy.exc import OperationalError
 from client_sdk import wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server.db_retry import DatabaseUnavailableError
+from server.ladder import Ladder
 from server.match_setup import MatchSetupError, create_match
 from server.service import UNAVAILABLE, bearer_token
 from server.store import BotError, BotNameTakenError, Store, UnknownBotNameError
@@ -24,8 +25,10 @@ class AdminService:
     RotateAdminToken; each checks the admin token (UNAUTHENTICATED without one,
     PERMISSION_DENIED with a wrong one)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, ladder: Ladder | None = None) -> None:
         self.store = store
+        self.ladder = ladder
+        """Told of a rotated token or a disabled bot, so its streams end at once."""
 
     async def _call(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any],
                     request_type: Any, work: Callable[[Any], Any]) -> Any:
@@ -57,11 +60,22 @@ class AdminService:
             # Not retried when unsafe to repeat (a new bot, a new token): the caller decides.
             await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
 
-    def _method(self, request_type: Any, work: Callable[[Any], Any]
+    def _method(self, name: str, request_type: Any, work: Callable[[Any], Any]
                 ) -> Callable[[bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]:
         async def handle(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            return await self._call(raw, context, request_type, work)
+            response = await self._call(raw, context, request_type, work)
+            self._revoke(name, request_type.FromString(raw))
+            return response
         return handle
+
+    def _revoke(self, method: str, request: Any) -> None:
+        """After a rotated token or a disabled bot, end the bot's streams here at once."""
+        if self.ladder is None:
+            return
+        if method == "RotateBotToken":
+            self.ladder.revoke(request.name, pb.CLOSE_REASON_TOKEN_REVOKED)
+        elif method == "SetBotEnabled" and not request.enabled:
+            self.ladder.revoke(request.name, pb.CLOSE_REASON_BOT_DISABLED)
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler serving this service's methods."""
@@ -79,7 +93,7 @@ class AdminService:
         }
         return grpc.method_handlers_generic_handler(wire.ADMIN_SERVICE, {
             name: grpc.unary_unary_rpc_method_handler(
-                self._method(request, work[name]),
+                self._method(name, request, work[name]),
                 response_serializer=response.SerializeToString)
             for name, (request, response) in wire.ADMIN_METHODS.items()})
 

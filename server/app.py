@@ -75,7 +75,7 @@ class RefereeServer:
                                                          options.limits.header_timeout_s
                                                          ).handler(),
                                               SpectatorService(self.hub).handler(),
-                                              AdminService(self.store).handler(),
+                                              AdminService(self.store, self.ladder).handler(),
                                               LadderService(self.store).handler(),
                                               ChallengeService(Challenges(
                                                   self.hub, self.ladder)).handler()))

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from client_sdk import cli
-from server import ladder_cli, options
+from server import challenge_cli, ladder_cli, options
 
 
 def _replay_verify(args: argparse.Namespace) -> int:
@@ -140,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     runner_cli.add_arguments(bot)
     cli.command(bot, _bot)
     ladder_cli.add_commands(commands)
+    challenge_cli.add_commands(commands)
 
     replay = commands.add_parser("replay", help="export stored replays, verify replay files")
     replay_commands = replay.add_subparsers(dest="replay_command", required=True,

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from client_sdk import wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from referee.core import RefereeError
+from referee.registry import get_game
 from referee.replay import ReplayError, public_events
 from server.db_retry import DatabaseUnavailableError
 from server.match_runner import MatchRunner
@@ -24,7 +26,27 @@ meanwhile still gets the end from it. Then it is dropped (a ladder's runner at o
 store answers for the match from then on (its replay, its public events)."""
 
 BOT_TOKEN_CACHE_S = 5.0
-"""How long a bot token's lookup is reused (a rotated or disabled bot is refused within this)."""
+"""How long a bot token's lookup is reused. A bot whose token is rotated or who is disabled
+is forgotten at once (``forget_bot``): by this server's admin calls, and by the ladder's
+check of its connected bots for changes made elsewhere."""
+
+REVOKED_KEPT_S = 60.0
+"""How long a rotated token is remembered, so that its next call is told why it is refused."""
+
+
+def game_refusal(game: str, games: Sequence[str], what: str) -> str | None:
+    """Why a bot that plays ``games`` may not take ``what`` (a seat or a ladder place) of
+    ``game``, naming both games; None if it may (an empty ``games`` plays any game)."""
+    if not games or game in {_game_id(g) for g in games}:
+        return None
+    return f"this bot plays {', '.join(games)}, not {game}: {what}"
+
+
+def _game_id(name: str) -> str:
+    try:
+        return get_game(name).id
+    except RefereeError:
+        return name
 
 
 class MatchOverError(LookupError):
@@ -48,6 +70,8 @@ class MatchHub:
         """The task of each match still running here."""
         self._tokens: dict[str, tuple[str, int] | None] = {}
         self._bots: dict[str, tuple[float, BotRow]] = {}
+        self._revoked: dict[str, tuple[float, str]] = {}
+        """Recently rotated tokens seen here, with what their callers are told."""
         self._lock = asyncio.Lock()
         self.unstored: dict[str, asyncio.Task[None]] = {}
         """Matches over whose end waits for the database to come back, by id."""
@@ -74,6 +98,31 @@ class MatchHub:
             return None
         self._bots[token] = (time.monotonic(), found)
         return found
+
+    def forget_bot(self, name: str, revoked: str | None = None) -> None:
+        """Drop the cached lookups of bot ``name``'s tokens, so its next call reads the
+        registry again; with ``revoked`` (its token was rotated) the tokens seen here are
+        remembered for a while with that message (``refusal``)."""
+        now = time.monotonic()
+        for token in [t for t, (_, row) in self._bots.items() if row.name == name]:
+            del self._bots[token]
+            if revoked is not None:
+                self._revoked[token] = (now, revoked)
+        for token in [t for t, (at, _) in self._revoked.items() if now - at > REVOKED_KEPT_S]:
+            del self._revoked[token]
+
+    def refusal(self, token: str) -> str:
+        """What a caller with an unknown ``token`` is told: why, if it was rotated lately."""
+        revoked = self._revoked.get(token)
+        return "unknown token" if revoked is None else revoked[1]
+
+    async def game_of(self, match_id: str) -> str:
+        """The game of ``match_id``, without starting its runner (UnknownMatchError)."""
+        runner = self.runners.get(match_id)
+        if runner is not None:
+            return runner.config.game
+        config = await asyncio.to_thread(self.store.match_config, match_id)
+        return config.game
 
     async def identify(self, token: str) -> tuple[str, int] | BotRow | None:
         """What ``token`` names: a seat (match id, seat), a registered bot, or nothing."""

@@ -26,9 +26,9 @@ from client_sdk.house import HOUSE_BOTS
 from referee.core import RefereeError
 from referee.registry import get_game
 from server.db_retry import DatabaseUnavailableError
-from server.hub import MatchHub
+from server.hub import MatchHub, game_refusal
 from server.instances import InstanceGuard
-from server.match_runner import MatchRunner, Outbox
+from server.match_runner import MatchRunner, Outbox, replaced
 from server.match_setup import fresh_seed
 from server.models import BotRow
 from server.store import (
@@ -39,6 +39,7 @@ from server.store import (
     MatchConfig,
     Store,
 )
+from server.tournaments import Tournaments
 
 log = logging.getLogger("bullring.ladder")
 
@@ -47,6 +48,9 @@ RETRY_S = 0.5
 """How soon the matchmaker looks again after another server seated a bot it wanted."""
 STOP_S = 10.0
 """How long stopping waits for a table being seated."""
+BOT_CHECK_S = 0.5
+"""How often the registry is read for the connected bots: a token rotated or a bot disabled
+by another process (``bullring bots``, another server) ends its streams within this."""
 FAIR_JITTER_S = 0.05
 """On PostgreSQL, once bots are freed (by this server or another, as the database tells
 every server), each server waits a random moment of up to this before it forms tables: so
@@ -98,11 +102,13 @@ class LadderOptions:
 
 
 class LadderError(Exception):
-    """A ladder join that cannot be served; ``code`` is the gRPC status name to answer."""
+    """A ladder join that cannot be served; ``code`` is the gRPC status name to answer,
+    ``slug`` the HTTP API's error code."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, slug: str) -> None:
         super().__init__(message)
         self.code = code
+        self.slug = slug
 
 
 def house_names(kinds: Sequence[str]) -> list[tuple[str, str]]:
@@ -116,6 +122,45 @@ def house_names(kinds: Sequence[str]) -> list[tuple[str, str]]:
         seen[kind] = seen.get(kind, 0) + 1
         names.append((f"house-{kind}" + (f"-{seen[kind]}" if seen[kind] > 1 else ""), kind))
     return names
+
+
+def make_challenge(store: Store, bot: BotRow, game: str, opponents: Sequence[str],
+                   games: Sequence[str], house: Mapping[str, str]) -> Challenge:
+    """Check and store a challenge of ``bot`` at ``game`` (one of ``games``, the ladders
+    run) against ``opponents``; ``house`` maps house bots' registered names to their kinds."""
+    if bot.house is not None:
+        raise ChallengeError("PERMISSION_DENIED", f"{bot.name!r} is a house bot")
+    if not bot.enabled:
+        raise ChallengeError("PERMISSION_DENIED", f"bot {bot.name!r} is disabled")
+    try:
+        spec = get_game(game)
+    except RefereeError as exc:
+        raise ChallengeError("INVALID_ARGUMENT", str(exc)) from None
+    if spec.id not in games:
+        raise ChallengeError("FAILED_PRECONDITION",
+                             f"this server runs ladders for {', '.join(games)}, not {spec.id}")
+    seats = 1 + len(opponents)
+    if not spec.min_seats <= seats <= spec.max_seats:
+        raise ChallengeError("INVALID_ARGUMENT", f"{spec.id} seats {spec.min_seats}-"
+                             f"{spec.max_seats}: name {spec.min_seats - 1}-"
+                             f"{spec.max_seats - 1} opponents, not {len(opponents)}")
+    named = []
+    for name in opponents:
+        if name in house:
+            name = HOUSE_PREFIX + house[name]
+        if name.startswith(HOUSE_PREFIX):
+            kind = name[len(HOUSE_PREFIX):]
+            if kind not in HOUSE_BOTS:
+                raise ChallengeError("INVALID_ARGUMENT", f"unknown house bot {kind!r}; "
+                                     f"known: {', '.join(HOUSE_BOTS)}")
+            if spec.id not in HOUSE_BOTS[kind].games:
+                raise ChallengeError("INVALID_ARGUMENT",
+                                     f"house bot {kind!r} does not play {spec.id}")
+        named.append(name)
+    challenge = store.create_challenge(spec.id, bot.name, named)
+    log.info("challenge %s (%s): %s against %s, %s", challenge.id, spec.id, bot.name,
+             ", ".join(named), challenge.status)
+    return challenge
 
 
 def practice_seat_names(specs: Sequence[str]) -> list[str]:
@@ -147,6 +192,8 @@ class LadderSession:
 
     bot: str
     game: str
+    token_hash: str | None = None
+    """The hash of the token it joined with: once the bot's token is another, it ends."""
     outbox: Outbox = field(default_factory=Outbox)
     seat: tuple[MatchRunner, int, int] | None = None
     """(runner, seat, connection) while it plays a match."""
@@ -197,6 +244,8 @@ class Ladder:
         self._retry_due = False
         self._last_table: dict[str, float] = {}
         self._stopping = False
+        self.tournaments = Tournaments(store, self.settings, hub.instance, self.poke)
+        """The live tournaments this ladder seats between its matches."""
 
     async def start(self) -> None:
         """Register the house bots and start the matchmaker."""
@@ -207,6 +256,7 @@ class Ladder:
             self._house_games[name] = tuple(g for g in self.options.games
                                             if get_game(g).id in HOUSE_BOTS[kind].games)
         self._tasks.append(asyncio.create_task(self._matchmaker(), name="ladder-matchmaker"))
+        self._tasks.append(asyncio.create_task(self._check_bots(), name="ladder-bot-check"))
         if self.store.engine.dialect.name == "postgresql":
             self._tasks.append(asyncio.create_task(self._sweeper(), name="ladder-sweeper"))
             self._tasks.append(asyncio.create_task(self._listen(), name="ladder-listen"))
@@ -236,32 +286,22 @@ class Ladder:
 
     # -- sessions --------------------------------------------------------------------------
 
-    def join(self, bot: BotRow, game: str, matches: int = 0) -> LadderSession:
-        """Connect ``bot`` to ``game``'s ladder (replacing its older stream, and taking back
-        the seat it holds in a live match here). Refused (UNAVAILABLE) once stopping.
+    def join(self, bot: BotRow, game: str, matches: int = 0, games: Sequence[str] = (),
+             via: str = "") -> LadderSession:
+        """Connect ``bot`` to ``game``'s ladder (taking back the seat it holds in a live
+        match here); its older stream, if any, ends with Closed(REPLACED) naming ``via``
+        (this connection's transport and peer). Refused (UNAVAILABLE) once stopping, and
+        before anything changes if the bot's ``games`` (empty: any) leave ``game`` out.
         With ``matches`` > 0 the stream plays that many matches (the one it takes back
         counts) and is closed after the last one ends, never seated again."""
-        if self._stopping:  # its stream would only be cut off when the grace period ends
-            raise LadderError("UNAVAILABLE", "the server is shutting down; connect again soon")
-        if not game:
-            raise LadderError("INVALID_ARGUMENT", "a bot token plays the ladder: send Join with "
-                                                  "ladder set to a game, such as 'six_nimmt'")
-        if not bot.enabled:
-            raise LadderError("PERMISSION_DENIED", f"bot {bot.name!r} is disabled")
-        if bot.house is not None:
-            raise LadderError("PERMISSION_DENIED", f"{bot.name!r} is a house bot")
-        try:
-            game_id = get_game(game).id
-        except RefereeError as exc:
-            raise LadderError("INVALID_ARGUMENT", str(exc)) from None
-        if game_id not in self.settings:
-            raise LadderError("FAILED_PRECONDITION", f"this server runs ladders for "
-                                                     f"{', '.join(self.settings)}, not {game_id}")
+        game_id = self.check(bot, game, games)
         old = self.sessions.get(bot.name)
-        session = LadderSession(bot.name, game_id, matches_left=max(0, matches))
+        session = LadderSession(bot.name, game_id, bot.token_hash, matches_left=max(0, matches))
         self.sessions[bot.name] = session
         if old is not None:
-            self._close(old)
+            old.open = False
+            old.outbox.end(replaced(via))
+            log.info("bot %s: its older connection was replaced (%s)", bot.name, via)
         self._last.setdefault(bot.name, bot.last_seated_at or _NEVER)
         seated = self.seated.get(bot.name)
         if seated is not None:
@@ -278,6 +318,34 @@ class Ladder:
                 ladder_queued=pb.LadderQueued(game=game_id, bot=bot.name, notice=notice)))
             self.poke()
         return session
+
+    def check(self, bot: BotRow, game: str, games: Sequence[str] = ()) -> str:
+        """The id of ``game`` if ``bot`` (playing ``games``; empty: any) may join its ladder
+        here; else LadderError saying why."""
+        if self._stopping:  # its stream would only be cut off when the grace period ends
+            raise LadderError("UNAVAILABLE", "the server is shutting down; connect again soon",
+                              "shutting_down")
+        if not game:
+            raise LadderError("INVALID_ARGUMENT", "a bot token plays the ladder: send Join with "
+                                                  "ladder set to a game, such as 'six_nimmt'",
+                              "ladder_required")
+        if not bot.enabled:
+            raise LadderError("PERMISSION_DENIED", f"bot {bot.name!r} is disabled", "bot_disabled")
+        if bot.house is not None:
+            raise LadderError("PERMISSION_DENIED", f"{bot.name!r} is a house bot", "house_bot")
+        try:
+            game_id = get_game(game).id
+        except RefereeError as exc:
+            raise LadderError("INVALID_ARGUMENT", str(exc), "unknown_game") from None
+        if game_id not in self.settings:
+            raise LadderError("FAILED_PRECONDITION", f"this server runs ladders for "
+                                                     f"{', '.join(self.settings)}, not {game_id}",
+                              "no_such_ladder")
+        refusal = game_refusal(game_id, games, f"bot {bot.name!r} was not queued on the "
+                                               f"{game_id} ladder")
+        if refusal is not None:
+            raise LadderError("FAILED_PRECONDITION", refusal, "game_mismatch")
+        return game_id
 
     def players(self, game: str) -> tuple[int, int]:
         """Who may sit at ``game``'s tables: (house bots that play it, registered bots
@@ -324,6 +392,22 @@ class Ladder:
         """Where ``bot``'s answers go now: its live match and seat here, if any."""
         return self.seated.get(bot)
 
+    def revoke(self, name: str, reason: pb.CloseReason) -> None:
+        """Bot ``name``'s token was rotated (TOKEN_REVOKED) or it was disabled
+        (BOT_DISABLED): end its stream at once with that reason (its seat in a live match
+        goes on with default actions) and forget its cached token."""
+        if reason == pb.CLOSE_REASON_TOKEN_REVOKED:
+            message = f"the token of bot {name!r} was rotated; it plays no more"
+        else:
+            message = f"bot {name!r} was disabled; it is seated no more"
+        self.hub.forget_bot(name, message if reason == pb.CLOSE_REASON_TOKEN_REVOKED else None)
+        session = self.sessions.get(name)
+        if session is None:
+            return
+        session.outbox.end(pb.Closed(reason=reason, message=message))
+        self.leave(session)
+        log.info("bot %s: its stream was ended: %s", name, message)
+
     def _close(self, session: LadderSession) -> None:
         session.open = False
         session.outbox.put_nowait(None)
@@ -366,6 +450,28 @@ class Ladder:
                 log.warning("aborted %d matches of a server that is gone", len(aborted))
                 self.poke()
 
+    async def _check_bots(self) -> None:
+        """End the streams of connected bots whose token was rotated, or who were disabled,
+        by anyone (this server's admin calls end them at once themselves)."""
+        while True:
+            await asyncio.sleep(BOT_CHECK_S)
+            names = [s.bot for s in self.sessions.values() if s.open]
+            if not names:
+                continue
+            try:
+                found = await asyncio.to_thread(self.store.bot_states, names)
+            except DatabaseUnavailableError:
+                continue  # looked at again on the next check
+            for name in names:
+                session = self.sessions.get(name)
+                if session is None or not session.open:
+                    continue
+                token_hash, enabled = found.get(name, (None, False))
+                if token_hash != session.token_hash:
+                    self.revoke(name, pb.CLOSE_REASON_TOKEN_REVOKED)
+                elif not enabled:
+                    self.revoke(name, pb.CLOSE_REASON_BOT_DISABLED)
+
     async def _listen(self) -> None:
         """Wake the matchmaker whenever any server frees bots (PostgreSQL LISTEN on the
         store's ``FREED_CHANNEL``), after a random moment (``FAIR_JITTER_S``)."""
@@ -398,6 +504,7 @@ class Ladder:
         return waiting
 
     async def _form(self, game: str) -> None:
+        await self._seat_tournaments(game)
         await self._seat_challenges(game)
         size = self.sizes[game]
         waiting = self._waiting(game)
@@ -422,8 +529,10 @@ class Ladder:
         names = [w.name for w in table]
         seed = fresh_seed()  # not from self._random: published seeds would reveal its state
         settings = self.settings[game]
+        tokens = {s.bot: s.token_hash for s in self.sessions.values()
+                  if s.bot in names and s.token_hash is not None}
         match_id = await asyncio.to_thread(self.store.seat_ladder_match, game, settings, seed,
-                                           names, self.hub.instance)
+                                           names, self.hub.instance, tokens)
         if match_id is None:
             log.info("could not claim %s (seated elsewhere meanwhile); trying again soon",
                      names)
@@ -461,39 +570,8 @@ class Ladder:
         """Check a challenge of ``bot`` at ``game`` against ``opponents`` (``house:KIND`` or
         registered bots, in seat order after it) and store it (a blocking call). It is
         seated, unrated, once accepted and once its registered bots wait on the ladder."""
-        if bot.house is not None:
-            raise ChallengeError("PERMISSION_DENIED", f"{bot.name!r} is a house bot")
-        if not bot.enabled:
-            raise ChallengeError("PERMISSION_DENIED", f"bot {bot.name!r} is disabled")
-        try:
-            spec = get_game(game)
-        except RefereeError as exc:
-            raise ChallengeError("INVALID_ARGUMENT", str(exc)) from None
-        if spec.id not in self.settings:
-            raise ChallengeError("FAILED_PRECONDITION", f"this server runs ladders for "
-                                 f"{', '.join(self.settings)}, not {spec.id}")
-        seats = 1 + len(opponents)
-        if not spec.min_seats <= seats <= spec.max_seats:
-            raise ChallengeError("INVALID_ARGUMENT", f"{spec.id} seats {spec.min_seats}-"
-                                 f"{spec.max_seats}: name {spec.min_seats - 1}-"
-                                 f"{spec.max_seats - 1} opponents, not {len(opponents)}")
-        named = []
-        for name in opponents:
-            if name in self.house:
-                name = HOUSE_PREFIX + str(self.house[name].house)
-            if name.startswith(HOUSE_PREFIX):
-                kind = name[len(HOUSE_PREFIX):]
-                if kind not in HOUSE_BOTS:
-                    raise ChallengeError("INVALID_ARGUMENT", f"unknown house bot {kind!r}; "
-                                         f"known: {', '.join(HOUSE_BOTS)}")
-                if spec.id not in HOUSE_BOTS[kind].games:
-                    raise ChallengeError("INVALID_ARGUMENT",
-                                         f"house bot {kind!r} does not play {spec.id}")
-            named.append(name)
-        challenge = self.store.create_challenge(spec.id, bot.name, named)
-        log.info("challenge %s (%s): %s against %s, %s", challenge.id, spec.id, bot.name,
-                 ", ".join(named), challenge.status)
-        return challenge
+        house = {name: str(w.house) for name, w in self.house.items()}
+        return make_challenge(self.store, bot, game, opponents, tuple(self.settings), house)
 
     def answered(self) -> None:
         """A challenge was accepted: seat it as soon as its bots wait (this server pokes;
@@ -527,6 +605,18 @@ class Ladder:
             log.info("practice match %s (%s) of challenge %s: %s", match_id, game,
                      challenge.id, ", ".join(names))
 
+    async def _seat_tournaments(self, game: str) -> None:
+        """Seat the next game of each live tournament of ``game`` whose bots wait here."""
+        waiting = {s.bot for s in self.sessions.values()
+                   if s.game == game and s.open and s.bot not in self.seated}
+        loop = asyncio.get_running_loop()
+        started, again = await asyncio.to_thread(self.tournaments.seat, game, waiting,
+                                                 set(self.seated), loop.time())
+        for config in started:
+            self._start(config, config.seat_names)
+        if again is not None:
+            loop.call_later(again, self.poke)
+
     async def _after(self, runner: MatchRunner) -> None:
         """A ladder match is over and stored: its bots wait again (house bots after a rest)."""
         for name in runner.config.seat_names:
@@ -538,11 +628,19 @@ class Ladder:
                 if session.matches_left:
                     session.matches_left -= 1
                     if not session.matches_left:  # its MatchEnded is in the outbox already
-                        self._close(session)
+                        session.open = False
+                        session.outbox.end(pb.Closed(
+                            reason=pb.CLOSE_REASON_MATCHES_PLAYED,
+                            message=f"the {session.game} matches this connection asked for "
+                                    f"have been played"))
+                if session.open:  # it waits for its next match on the same connection
+                    session.outbox.put_message(pb.PlayResponse(
+                        ladder_queued=pb.LadderQueued(game=session.game, bot=name)))
             if name in self.house and self.options.house_rest_s > 0:
                 self._resting.add(name)
                 asyncio.get_running_loop().call_later(self.options.house_rest_s,
                                                       self._rested, name)
+        await asyncio.to_thread(self.tournaments.ended, runner)
         if self.store.sqlite:
             self.poke()
         else:

@@ -241,7 +241,7 @@ class RemoteLadder:
         import json
 
         reply = self._call("ladder", "GetReplay", self._pb().GetReplayRequest(match_id=match_id))
-        result: dict[str, Any] = json.loads(reply.replay_json)
+        result: dict[str, Any] = json.loads(reply.replay)
         return result
 
     def add_bot(self, name: str, owner: str) -> str:

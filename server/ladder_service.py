@@ -97,7 +97,8 @@ class LadderService:
         if page[0].status not in ("finished", "aborted"):
             raise NotEndedError(f"match {request.match_id!r} is {page[0].status}; its "
                                   f"replay exists once it ends")
-        return pb.GetReplayResponse(replay_json=json.dumps(self.store.replay(request.match_id)))
+        return pb.GetReplayResponse(
+            replay=json.dumps(self.store.replay(request.match_id)).encode())
 
 
 def _game(name: str) -> str:

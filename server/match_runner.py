@@ -132,6 +132,8 @@ class Outbox:
         outbox is attached to (a ladder stream's outbox moves from match to match)."""
         self._writing: list[str] = []
         """The decision ids of the requests taken out and being written."""
+        self.closed_by: pb.Closed | None = None
+        """Why the server ended this connection on purpose (``end``), if it did."""
 
     def put_nowait(self, item: bytes | None, decision_id: str | None = None) -> None:
         """Queue ``item`` (the request of ``decision_id``, if given) and wake the reader;
@@ -160,6 +162,15 @@ class Outbox:
     def why_ended(self, otherwise: str) -> str:
         """Why the connection ended, for the match log: ``otherwise`` unless stalled."""
         return f"stalled: {self.limit} messages unread" if self.stalled else otherwise
+
+    def end(self, closed: pb.Closed) -> None:
+        """End the connection on purpose: ``closed`` is its last message (an outbox that
+        has already ended is left as it is)."""
+        if self.ended:
+            return
+        self.closed_by = closed
+        self.put_message(pb.PlayResponse(closed=closed))
+        self.put_nowait(None)
 
     def put_message(self, message: pb.PlayResponse) -> None:
         """Queue a PlayResponse that is not a decision request."""
@@ -196,13 +207,19 @@ class Outbox:
     async def get(self) -> bytes | None:
         """Wait for the next message and take it (what was taken before is written)."""
         self.written()
+        if not self._items:  # no extra coroutine on the hot path, where messages wait
+            await self.wait()
+        return self.get_nowait()
+
+    async def wait(self) -> None:
+        """Wait until a message is waiting, without taking it: a reader that may be
+        cancelled takes messages only where a cancellation cannot lose one."""
         while not self._items:
             waiter = self._waiter
-            if waiter is None or waiter.done():  # done: a cancelled earlier get
+            if waiter is None or waiter.done():  # done: a cancelled earlier wait
                 waiter = self._waiter = asyncio.get_running_loop().create_future()
             await waiter
             self.written()
-        return self.get_nowait()
 
 
 @dataclass(eq=False)
@@ -290,12 +307,14 @@ class MatchRunner:
 
     # -- connections ---------------------------------------------------------------------
 
-    def attach(self, seat: int, outbox: Outbox | None = None) -> tuple[Outbox, int]:
-        """Connect a new stream to ``seat`` (replacing and closing any older one); return its
-        outbox. A given ``outbox`` (a ladder stream's) is not closed when the match ends."""
+    def attach(self, seat: int, outbox: Outbox | None = None, via: str = ""
+               ) -> tuple[Outbox, int]:
+        """Connect a new stream to ``seat``; return its outbox. An older stream of the seat
+        is ended with Closed(REPLACED), naming the new one (``via``: its transport and peer).
+        A given ``outbox`` (a ladder stream's) is not closed when the match ends."""
         link = self.seats[seat]
         if link.outbox is not None and link.outbox is not outbox:
-            link.outbox.put_nowait(None)
+            link.outbox.end(replaced(via))
         link.lasting = outbox is not None
         link.outbox = Outbox() if outbox is None else outbox
         link.outbox.on_sent = functools.partial(self._sent, seat)
@@ -741,4 +760,12 @@ class MatchRunner:
         log.debug("match %s: %s %s", self.config.match_id, kind, fields)
 
 
-__all__ = ["MatchRunner", "RefereeError", "SeatLink"]
+def replaced(via: str) -> pb.Closed:
+    """The end of a connection that a newer one with the same token took over; ``via``
+    names the newer one (transport and peer address)."""
+    return pb.Closed(reason=pb.CLOSE_REASON_REPLACED,
+                     message="replaced by a newer connection with the same token"
+                             + (f" ({via})" if via else ""))
+
+
+__all__ = ["MatchRunner", "RefereeError", "SeatLink", "replaced"]

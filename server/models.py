@@ -141,3 +141,27 @@ class AdminTokenRow(SQLModel, table=True):
     id: int = Field(default=1, primary_key=True)
     token_hash: str
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class TournamentRow(SQLModel, table=True):
+    """A live tournament among registered bots, played on the ladder's streams.
+
+    ``schedule_json`` lists its games in order (lineup, seed, and once played the match id,
+    outcome and which bots were absent); ``standings_json`` holds the standings so far.
+    ``running`` until every game is played (``finished``).
+    """
+
+    __tablename__ = "tournament"
+    id: str = Field(primary_key=True)
+    game: str
+    format: str
+    entrants_json: str
+    games: int
+    seats: int
+    wait_s: float
+    status: str = Field(default="running", index=True)
+    schedule_json: str
+    standings_json: str = "[]"
+    forfeited_json: str = "[]"
+    created_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime | None = None

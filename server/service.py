@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -15,7 +15,7 @@ from client_sdk import wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server import outgoing
 from server.db_retry import DatabaseUnavailableError
-from server.hub import MatchHub, MatchOverError
+from server.hub import MatchHub, MatchOverError, game_refusal
 from server.ladder import Ladder, LadderError, LadderSession
 from server.limits import Limits
 from server.match_runner import MatchRunner, Outbox, loop_watch
@@ -27,6 +27,14 @@ UNAVAILABLE = "the database is unavailable for the moment; try again"
 
 Route = Callable[[], tuple[MatchRunner, int] | None]
 """Where a stream's answers go now: a live match and seat, or nowhere."""
+
+CLOSE_STATUS: dict[int, grpc.StatusCode] = {
+    pb.CLOSE_REASON_REPLACED: grpc.StatusCode.ABORTED,
+    pb.CLOSE_REASON_TOKEN_REVOKED: grpc.StatusCode.UNAUTHENTICATED,
+    pb.CLOSE_REASON_BOT_DISABLED: grpc.StatusCode.PERMISSION_DENIED,
+}
+"""The status a stream ends with after its in-band Closed message, by reason (OK for the
+others)."""
 
 
 def bearer_token(metadata: Any) -> str | None:
@@ -79,7 +87,8 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
             except DatabaseUnavailableError:
                 return _abort_handler(method, grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
             if known is None:
-                return _abort_handler(method, grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+                return _abort_handler(method, grpc.StatusCode.UNAUTHENTICATED,
+                                      self.hub.refusal(token))
         return await continuation(handler_call_details)
 
 
@@ -108,14 +117,14 @@ class BotService:
             await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
             raise AssertionError("unreachable") from None
 
-    async def _join(self, bot: BotRow, game: str, context: grpc.aio.ServicerContext[Any, Any],
-                    matches: int = 0) -> LadderSession:
+    async def _join(self, bot: BotRow, join: pb.Join | pb.SubscribeRequest,
+                    context: grpc.aio.ServicerContext[Any, Any], via: str) -> LadderSession:
         if self.ladder is None:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 "this server runs no ladder")
             raise AssertionError("unreachable")
         try:
-            return self.ladder.join(bot, game, matches)
+            return self.ladder.join(bot, join.ladder, join.matches, list(join.games), via)
         except LadderError as exc:
             await context.abort(getattr(grpc.StatusCode, exc.code), str(exc))
             raise AssertionError("unreachable") from None
@@ -150,8 +159,10 @@ class BotService:
         ladder = self.ladder
         return lambda: None if ladder is None else ladder.target(bot)
 
-    async def _seat(self, context: grpc.aio.ServicerContext[Any, Any]
-                    ) -> tuple[MatchRunner, int]:
+    async def _seat(self, context: grpc.aio.ServicerContext[Any, Any],
+                    games: Sequence[str] = ()) -> tuple[MatchRunner, int]:
+        """The live match and seat the call's seat token names; refused before the match
+        is started if the bot's ``games`` (empty: any) leave its game out."""
         token = bearer_token(context.invocation_metadata())
         try:
             found = None if token is None else await self.hub.seat_for_token(token)
@@ -159,6 +170,11 @@ class BotService:
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
                 raise AssertionError("unreachable")
             match_id, seat = found
+            if games:
+                refusal = game_refusal(await self.hub.game_of(match_id), games,
+                                       f"seat {seat} of match {match_id} stays free")
+                if refusal is not None:
+                    await context.abort(grpc.StatusCode.FAILED_PRECONDITION, refusal)
             return await self.hub.runner(match_id), seat
         except DatabaseUnavailableError:
             await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
@@ -173,52 +189,41 @@ class BotService:
     async def play(self, requests: AsyncIterator[bytes],
                    context: grpc.aio.ServicerContext[Any, Any]
                    ) -> AsyncIterator[bytes]:
-        """One seat's bidirectional stream: Join first, then answers; messages back."""
+        """One bidirectional stream: Join first, then answers; messages back. A seat token
+        plays its seat; a registered bot's token plays one ladder match after another."""
         bot = await self._bot(context, fresh=True)
-        if bot is not None:
-            async for ladder_message in self._play_ladder(bot, requests, context):
-                yield ladder_message
-            return
-        runner, seat = await self._seat(context)
         message = await self._join_message(requests, context)
-        batches = message.join.accept_batches
-        outbox, connection = runner.attach(seat)
+        join = message.join
+        outbox, route, leave = await self._connect(bot, join, context, "gRPC Play")
         problem: list[str] = []
-        reader = asyncio.create_task(self._read(requests, lambda: (runner, seat), outbox,
-                                                problem))
+        reader = asyncio.create_task(self._read(requests, route, outbox, problem))
         try:
-            async for item in _drain(outbox, batches):
+            async for item in _drain(outbox, join.accept_batches):
                 yield item
             if problem:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem[0])
+            await _closed_status(outbox, context)
         finally:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
-            runner.detach(seat, connection, outbox.why_ended("stream closed"))
+            leave()
 
-    async def _play_ladder(self, bot: BotRow, requests: AsyncIterator[bytes],
-                           context: grpc.aio.ServicerContext[Any, Any]
-                           ) -> AsyncIterator[bytes]:
-        """A registered bot's Play stream: one ladder match after another."""
-        message = await self._join_message(requests, context)
-        session = await self._join(bot, message.join.ladder, context, message.join.matches)
-        batches = message.join.accept_batches
-        outbox = session.outbox
-        problem: list[str] = []
-        reader = asyncio.create_task(self._read(requests, self._ladder_route(bot.name),
-                                                outbox, problem))
-        try:
-            async for item in _drain(outbox, batches):
-                yield item
-            if problem:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem[0])
-        finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await reader
-            if self.ladder is not None:
-                self.ladder.leave(session)
+    async def _connect(self, bot: BotRow | None, join: pb.Join | pb.SubscribeRequest,
+                       context: grpc.aio.ServicerContext[Any, Any], transport: str
+                       ) -> tuple[Outbox, Route, Callable[[], None]]:
+        """Connect a stream: to the ladder for a registered ``bot``, else to the seat of the
+        call's token. Returns its outbox, where its answers go, and what ends it."""
+        via = f"{transport} from {context.peer()}"
+        if bot is not None:
+            session = await self._join(bot, join, context, via)
+            ladder = self.ladder
+            assert ladder is not None
+            return session.outbox, self._ladder_route(bot.name), lambda: ladder.leave(session)
+        runner, seat = await self._seat(context, list(join.games))
+        outbox, connection = runner.attach(seat, via=via)
+        return (outbox, lambda: (runner, seat),
+                lambda: runner.detach(seat, connection, outbox.why_ended("stream closed")))
 
     async def _read(self, requests: AsyncIterator[bytes], route: Route,
                     outbox: Outbox, problem: list[str]) -> None:
@@ -255,29 +260,19 @@ class BotService:
 
     async def subscribe(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
                         ) -> AsyncIterator[bytes]:
-        """A seat's server stream, for clients that answer with SubmitAnswer."""
+        """A seat's (or a ladder bot's) server stream, for clients that answer with
+        SubmitAnswer."""
         request = _parse(pb.SubscribeRequest, raw)
         if request is None:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed SubscribeRequest")
         bot = await self._bot(context, fresh=True)
-        if bot is not None:
-            session = await self._join(bot, request.ladder, context, request.matches)
-            outbox = session.outbox
-            try:
-                async for item in _drain(outbox, request.accept_batches):
-                    yield outgoing.subscribed(item)
-            finally:
-                if self.ladder is not None:
-                    self.ladder.leave(session)
-            return
-        runner, seat = await self._seat(context)
-        batches = request.accept_batches
-        outbox, connection = runner.attach(seat)
+        outbox, _, leave = await self._connect(bot, request, context, "gRPC Subscribe")
         try:
-            async for item in _drain(outbox, batches):
+            async for item in _drain(outbox, request.accept_batches):
                 yield outgoing.subscribed(item)
+            await _closed_status(outbox, context)
         finally:
-            runner.detach(seat, connection, outbox.why_ended("stream closed"))
+            leave()
 
     async def submit_answer(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
                             ) -> pb.SubmitAnswerResponse:
@@ -350,6 +345,14 @@ class SpectatorService:
                 self.watch, response_serializer=pb.WatchResponse.SerializeToString),
         })
 
+
+
+async def _closed_status(outbox: Outbox, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    """End the call with the status that matches the Closed message the server ended
+    ``outbox`` with, if any (the message went first, in-band)."""
+    closed = outbox.closed_by
+    if closed is not None and closed.reason in CLOSE_STATUS:
+        await context.abort(CLOSE_STATUS[closed.reason], closed.message)
 
 
 async def _drain(outbox: Outbox, batches: bool) -> AsyncIterator[bytes]:

@@ -44,6 +44,7 @@ from server.models import (
     RatingChangeRow,
     RatingRow,
     SeatRow,
+    TournamentRow,
     utcnow,
 )
 from server.options import DEFAULT_DB
@@ -477,27 +478,33 @@ class Store:
     # -- the ladder ------------------------------------------------------------------------
 
     def seat_ladder_match(self, game: str, settings: Mapping[str, Any], seed: int,
-                          bots: Sequence[str], instance: str) -> str | None:
+                          bots: Sequence[str], instance: str,
+                          token_hashes: Mapping[str, str] | None = None) -> str | None:
         """Create a running ladder match of ``bots`` (in seat order) on ``instance``.
 
-        Each bot is claimed with a conditional update (enabled and seated nowhere); if any
-        claim fails nothing is written and None is returned. Retried with the same match id,
-        so a try whose commit went through but whose answer was lost is recognised.
+        Each bot is claimed with a conditional update (enabled, seated nowhere, and still
+        holding the token hash given in ``token_hashes``, for bots that connected with one);
+        if any claim fails nothing is written and None is returned. Retried with the same
+        match id, so a try whose commit went through but whose answer was lost is recognised.
         """
         return self.retry.call("seat_ladder_match", self._seat_ladder_match,
-                               uuid.uuid4().hex[:12], game, settings, seed, bots, instance)
+                               uuid.uuid4().hex[:12], game, settings, seed, bots, instance,
+                               dict(token_hashes or {}))
 
     def _seat_ladder_match(self, match_id: str, game: str, settings: Mapping[str, Any],
-                           seed: int, bots: Sequence[str], instance: str) -> str | None:
+                           seed: int, bots: Sequence[str], instance: str,
+                           token_hashes: Mapping[str, str]) -> str | None:
         with self._session() as session:
             if session.get(MatchRow, match_id) is not None:
                 return match_id  # an earlier try committed it
             for name in sorted(bots):  # one lock order for every server: no deadlocks
+                claim = update(BotRow).where(col(BotRow.name) == name,
+                                             col(BotRow.current_match).is_(None),
+                                             col(BotRow.enabled).is_(True))
+                if name in token_hashes:  # a token rotated meanwhile: not seated
+                    claim = claim.where(col(BotRow.token_hash) == token_hashes[name])
                 claimed = session.execute(
-                    update(BotRow).where(col(BotRow.name) == name,
-                                         col(BotRow.current_match).is_(None),
-                                         col(BotRow.enabled).is_(True))
-                    .values(current_match=match_id)
+                    claim.values(current_match=match_id)
                 ).rowcount  # type: ignore[attr-defined]
                 if claimed != 1:
                     session.rollback()
@@ -802,6 +809,14 @@ class Store:
             return list(session.exec(select(BotRow).order_by(col(BotRow.name))).all())
 
     @_retried
+    def bot_states(self, names: Sequence[str]) -> dict[str, tuple[str | None, bool]]:
+        """The token hash and whether it is enabled, of each of ``names`` that is registered."""
+        with self._session() as session:
+            rows = session.exec(select(BotRow.name, BotRow.token_hash, BotRow.enabled).where(
+                col(BotRow.name).in_(list(names)))).all()
+        return {name: (token_hash, enabled) for name, token_hash, enabled in rows}
+
+    @_retried
     def bot_for_token(self, token: str) -> BotRow | None:
         """The registered bot whose token this is, or None."""
         with self._session() as session:
@@ -889,6 +904,97 @@ class Store:
             query = query.where(MatchRow.status == status)
         with self._session() as session:
             return int(session.exec(query).one())
+
+
+    # -- live tournaments ------------------------------------------------------------------
+
+    @_retried
+    def create_tournament(self, row: TournamentRow) -> TournamentRow:
+        """Store a new live tournament (its entrants are registered, enabled bots)."""
+        with self._session() as session:
+            for name in json.loads(row.entrants_json):
+                bot = session.get(BotRow, name)
+                if bot is None or bot.house is not None:
+                    raise UnknownBotNameError(f"no registered bot named {name!r}")
+                if not bot.enabled:
+                    raise BotError(f"bot {name!r} is disabled")
+            if session.get(TournamentRow, row.id) is None:
+                session.add(row)
+                session.commit()
+                session.refresh(row)
+        return row
+
+    @_retried
+    def tournament(self, tournament_id: str) -> TournamentRow | None:
+        """The stored tournament ``tournament_id``, or None."""
+        with self._session() as session:
+            return session.get(TournamentRow, tournament_id)
+
+    @_retried
+    def tournaments(self, status: str | None = None, limit: int = 100) -> list[TournamentRow]:
+        """The newest tournaments (only those of ``status`` when given), newest first."""
+        query = select(TournamentRow).order_by(col(TournamentRow.created_at).desc(),
+                                               col(TournamentRow.id)).limit(limit)
+        if status is not None:
+            query = query.where(TournamentRow.status == status)
+        with self._session() as session:
+            return list(session.exec(query).all())
+
+    @_retried
+    def save_tournament(self, tournament_id: str, schedule: Sequence[Mapping[str, Any]],
+                        standings: Sequence[Mapping[str, Any]], forfeited: Sequence[str],
+                        finished: bool) -> None:
+        """Write a running tournament's schedule, standings and forfeits (and its end)."""
+        with self._session() as session:
+            row = session.exec(select(TournamentRow).where(TournamentRow.id == tournament_id)
+                               .with_for_update()).first()
+            if row is None:
+                raise LookupError(f"no tournament {tournament_id!r}")
+            row.schedule_json = json.dumps(list(schedule))
+            row.standings_json = json.dumps(list(standings))
+            row.forfeited_json = json.dumps(list(forfeited))
+            if finished:
+                row.status, row.finished_at = "finished", utcnow()
+            session.add(row)
+            session.commit()
+
+    def seat_tournament_game(self, tournament_id: str, game: str,
+                             settings: Mapping[str, Any], seed: int,
+                             seat_names: Sequence[str], instance: str) -> str | None:
+        """Create the running, unrated match of one tournament game on ``instance``,
+        claiming its bots as a ladder table does; None (nothing written) if a bot sits
+        in another match."""
+        return self.retry.call("seat_tournament_game", self._seat_tournament_game,
+                               uuid.uuid4().hex[:12], game, settings, seed, seat_names,
+                               instance)
+
+    def _seat_tournament_game(self, match_id: str, game: str, settings: Mapping[str, Any],
+                              seed: int, seat_names: Sequence[str], instance: str
+                              ) -> str | None:
+        with self._session() as session:
+            if session.get(MatchRow, match_id) is not None:
+                return match_id  # an earlier try committed it
+            for name in sorted(seat_names):  # the ladder's lock order
+                claimed = session.execute(
+                    update(BotRow).where(col(BotRow.name) == name,
+                                         col(BotRow.current_match).is_(None))
+                    .values(current_match=match_id)
+                ).rowcount  # type: ignore[attr-defined]
+                if claimed != 1:
+                    session.rollback()
+                    return None
+            session.add(MatchRow(id=match_id, game=game,
+                                 settings_json=json.dumps(dict(settings)), seed=seed,
+                                 seat_count=len(seat_names), status="running", ladder=True,
+                                 rated=False, instance=instance, created_at=utcnow()))
+            session.flush()
+            versions = {b.name: b.version for b in session.exec(select(BotRow).where(
+                col(BotRow.name).in_(list(seat_names)))).all()}
+            for seat, name in enumerate(seat_names):
+                session.add(SeatRow(match_id=match_id, seat=seat, name=name, house=None,
+                                    bot=name, bot_version=versions[name]))
+            session.commit()
+        return match_id
 
 
 __all__ = [

@@ -33,6 +33,11 @@ deadline is 3 s: a JVM's first decision (class loading, a cold JIT) took over 1 
 machine running a load of 30, and a timeout here must mean the kit failed, not the machine."""
 
 
+DEBIAN_FIRST = {**os.environ, "PATH": f"/usr/bin:{os.environ.get('PATH', '')}"}
+"""The environment with Debian's tools first (a toolchain installed elsewhere, such as
+rustup's cargo in ~/.cargo/bin, must not stand in for the packages the kits name)."""
+
+
 @dataclass(frozen=True)
 class Kit:
     """A starter kit: its folder under client_sdk/ and the tools its build needs."""
@@ -71,7 +76,7 @@ class Kit:
         """Run the README's build command in ``kit``."""
         command = self.readme_commands()[1]
         done = subprocess.run(command, shell=True, cwd=kit, capture_output=True, text=True,
-                              timeout=900)
+                              timeout=900, env=DEBIAN_FIRST)
         assert done.returncode == 0, f"{command} failed:\n{done.stdout}\n{done.stderr}"
 
     def variant(self, built: Path, dest: Path, bot_source: str, replacement: Path) -> Path:
@@ -127,12 +132,22 @@ def kit_rig(kit: Kit, tmp: Path) -> Iterator[KitRig]:
         server.stop()
 
 
-def stop(bot: LadderBot) -> int:
-    """SIGTERM the bot and return its exit status."""
-    bot.stop()
+def finished(bot: LadderBot, timeout: float = 120) -> int:
+    """Wait until the bot's process has exited and its output is all read; its exit status."""
+    def done() -> bool:
+        return bot.proc.poll() is not None and all(
+            lines.lines and lines.lines[-1] == "" for lines in (bot.out, bot.err))
+
+    wait_until(done, timeout, f"{bot.name} to exit")
     code = bot.proc.returncode
     assert code is not None
     return code
+
+
+def stop(bot: LadderBot) -> int:
+    """SIGTERM the bot; its exit status once its output is all read."""
+    bot.stop()
+    return finished(bot)
 
 
 def my_seat(replay: dict[str, Any], name: str) -> int:
@@ -187,9 +202,9 @@ def check_a_throw_falls_to_the_default(rig: KitRig, name: str, throwing: LadderB
     """A bot that throws on its third card (``throwing``, one 6 nimmt! ladder match) logs the
     exception with its trace (``message``); that decision gets the default action at the
     deadline and the bot answers every other decision itself, then exits 0."""
-    wait_until(lambda: throwing.proc.poll() is not None, 120, f"{name} to end its match")
+    code = finished(throwing)
     err = throwing.err.text()
-    assert throwing.proc.returncode == 0, err[-3000:]
+    assert code == 0, err[-3000:]
     assert message in err, err[-3000:]
     [(match_id, termination)] = throwing.matches()
     assert termination == "normal"
@@ -204,3 +219,75 @@ def check_a_throw_falls_to_the_default(rig: KitRig, name: str, throwing: LadderB
     thrown = kinds.index("timeout")
     assert kinds[thrown + 1] == "default" and thrown >= 2, kinds
     assert "own" in kinds[thrown + 2:], kinds
+
+
+def check_replaced(rig: KitRig) -> None:
+    """A second process on the same token takes the bot's place: the first is told it was
+    replaced and exits 5 without reconnecting; the second goes on until SIGTERM (exit 0)."""
+    name = f"{rig.kit.folder.replace('-', '')}-twice"
+    token = rig.server.add_bot(name)
+    first = rig.kit.start(rig.folder, name, rig.server, token, "no_thanks")
+    second: LadderBot | None = None
+    try:
+        first.err.wait(lambda lines: any("waiting on the no_thanks ladder" in line
+                                         for line in lines), 60, "the first to join")
+        second = rig.kit.start(rig.folder, name, rig.server, token, "no_thanks")
+        assert finished(first, 60) == 5, first.err.text()[-3000:]
+        assert "REPLACED" in first.err.text()
+        assert second.proc.poll() is None, second.err.text()[-3000:]
+    finally:
+        first.stop()
+        if second is not None:
+            assert stop(second) == 0, second.err.text()[-3000:]
+
+
+SEAT_MATCHES = {"six_nimmt": ["--setting", "rounds=1", "--house", "1=greedy",
+                              "--house", "2=random"],
+                "no_thanks": ["--house", "1=threshold", "--house", "2=random"]}
+"""Three-seat matches beside house bots, for kits that play one seat by a seat token."""
+
+
+def seat_command(kit: Kit) -> str:
+    """The README's run command for one seat: the same, without ``--ladder six_nimmt``."""
+    return kit.readme_commands()[2].replace(" --ladder six_nimmt", "")
+
+
+def check_seat_play(rig: KitRig, matches: int = 2) -> None:
+    """The kit's starter bot plays ``matches`` matches of each game by seat tokens: each run
+    exits 0 at its match's end, which finished normally with every decision of its seat
+    answered by the bot (no timeout, no default) and verifies as a replay; a run waiting for
+    its match to start exits 0 on SIGTERM."""
+    store = Store(rig.server.db)
+    for game, args in SEAT_MATCHES.items():
+        for number in range(matches):
+            match = rig.server.create_match(game, 3, "--seed", str(number), *args)
+            assert match.tokens[0] is not None
+            bot = rig.kit.start(rig.folder, f"seat0-{game}-{number}", rig.server,
+                                match.tokens[0], game, command=seat_command(rig.kit))
+            code = finished(bot)
+            assert code == 0, bot.err.text()[-3000:]
+            assert bot.matches() == [(match.match_id, "normal")], bot.out.text()
+            replay = store.replay(match.match_id)
+            verify(replay)
+            assert replay["termination"] == "normal"
+            assert not seat_events(replay, 0, "timeout"), bot.err.text()[-3000:]
+            answers = seat_events(replay, 0, "answer")
+            assert answers and not any(a["default"] for a in answers)
+    waiting = rig.server.create_match("six_nimmt", 2)
+    assert waiting.tokens[0] is not None
+    bot = rig.kit.start(rig.folder, "waiting", rig.server, waiting.tokens[0], "six_nimmt",
+                        command=seat_command(rig.kit))
+    bot.err.wait(lambda lines: any("connecting to" in line for line in lines), 60,
+                 "the bot to connect")
+    assert stop(bot) == 0, bot.err.text()[-3000:]
+
+
+def start_throwing_on_a_seat(rig: KitRig, command: str, env: dict[str, str] | None = None
+                             ) -> tuple[str, LadderBot]:
+    """Start ``command`` (a throwing bot, written as the README's run command) on seat 0 of a
+    6 nimmt! match beside house bots; return the seat's name and the process."""
+    match = rig.server.create_match("six_nimmt", 3, *SEAT_MATCHES["six_nimmt"])
+    assert match.tokens[0] is not None
+    command = command.replace(" --ladder six_nimmt", "")
+    return "seat0", rig.kit.start(rig.folder, "seat0", rig.server, match.tokens[0],
+                                  "six_nimmt", env=env, command=command)

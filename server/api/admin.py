@@ -10,6 +10,7 @@ from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Depends, Path
 
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server.api.browse import MatchId, match_info
 from server.api.context import Context, require_admin
 from server.api.errors import ApiError, error_responses
@@ -106,13 +107,19 @@ async def enable(ctx: Context, name: BotName) -> BotEnabledOut:
 @router.post("/bots/{name}/disable", response_model=BotEnabledOut,
              responses=error_responses(404))
 async def disable(ctx: Context, name: BotName) -> BotEnabledOut:
-    """Stop seating a bot; it leaves the leaderboard."""
+    """Stop seating a bot; it leaves the leaderboard, and its streams and polls end at once."""
     await registry(lambda: ctx.store.set_enabled(name, False))
+    if ctx.ladder is not None:
+        ctx.ladder.revoke(name, pb.CLOSE_REASON_BOT_DISABLED)
     return BotEnabledOut(name=name, enabled=False)
 
 
 @router.post("/bots/{name}/rotate-token", response_model=BotTokenOut,
              responses=error_responses(400, 404))
 async def rotate_token(ctx: Context, name: BotName) -> BotTokenOut:
-    """Give a bot a new token; the old one stops working."""
-    return BotTokenOut(name=name, token=await registry(lambda: ctx.store.rotate_token(name)))
+    """Give a bot a new token; the old one stops working, and its streams and polls end at
+    once."""
+    token = await registry(lambda: ctx.store.rotate_token(name))
+    if ctx.ladder is not None:
+        ctx.ladder.revoke(name, pb.CLOSE_REASON_TOKEN_REVOKED)
+    return BotTokenOut(name=name, token=token)

@@ -10,7 +10,8 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from server.api import admin, browse, errors, feed, play
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from server.api import admin, browse, challenges, errors, feed, play, proto_schema, tournaments
 from server.api.context import ApiContext
 
 WEB = Path(__file__).resolve().parent.parent / "web"
@@ -18,10 +19,11 @@ WEB = Path(__file__).resolve().parent.parent / "web"
 
 DESCRIPTION = """\
 Bullring's HTTP API: leaderboard, bots, matches, replays, a live public feed of each match
-(Server-Sent Events), HTTP play for bots without gRPC, and admin operations.
+(Server-Sent Events), HTTP play for bots without gRPC, practice matches and challenges, and
+admin operations.
 
 Every error is JSON: `{"error": {"code": "stable_code", "message": "..."}}`.
-Seat tokens and the admin token go in `Authorization: Bearer TOKEN`.
+Seat tokens, registered bots' tokens and the admin token go in `Authorization: Bearer TOKEN`.
 """
 
 
@@ -31,7 +33,7 @@ def build_app(ctx: ApiContext) -> FastAPI:
                   docs_url=None, redoc_url=None)
     app.state.bullring = ctx
     errors.install(app)
-    for module in (browse, feed, play, admin):
+    for module in (browse, feed, play, challenges, tournaments, admin):
         app.include_router(module.router)
 
     @app.get("/", include_in_schema=False)
@@ -70,5 +72,41 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     components.setdefault("ErrorBody", errors.ErrorBody.model_json_schema(
         ref_template="#/components/schemas/{model}"))
     components.setdefault("ErrorDetail", errors.ErrorDetail.model_json_schema())
+    _contract_schemas(schema)
     app.openapi_schema = schema
     return schema
+
+
+PLAY_MESSAGES = (pb.PlayResponse, pb.WatchResponse, pb.SubmitAnswerResponse, pb.PublicEvent)
+"""The contract's messages the HTTP API sends (every message they hold comes too)."""
+STREAMS = {"/api/play/stream": ("PlayResponse", "the PlayResponse body (match_started, "
+                                "decision, accepted, rejected, event, match_ended, ...)"),
+           "/api/matches/{match_id}/feed": ("WatchResponse", "the WatchResponse body (event, "
+                                            "then match_ended)")}
+"""The Server-Sent Events routes: the message each event's data holds, and its names."""
+
+
+def _contract_schemas(schema: dict[str, Any]) -> None:
+    """Name the contract's messages in ``schema`` (proto3 JSON, from the .proto with its
+    comments) and describe the play and feed payloads with them: the decision request,
+    every event, the verdict, the poll result and the stream messages."""
+    components = schema["components"]["schemas"]
+    components.update(proto_schema.schemas(m.DESCRIPTOR for m in PLAY_MESSAGES))
+    components["Verdict"] = {**components["SubmitAnswerResponse"], "description": (
+        "The verdict on an answer, in-band with HTTP 200: accepted, or rejected with a reason "
+        "and a message (the gRPC SubmitAnswerResponse).")}
+    components["PollMessage"] = {
+        "description": "One message for the seat: a PlayResponse in proto3 JSON, numbered.",
+        "allOf": [proto_schema.ref("PlayResponse"), {
+            "type": "object", "required": ["seq"], "properties": {"seq": {
+                "type": "integer", "description": "This message's number on the seat's "
+                "connection; poll with after=seq to acknowledge it and get newer ones."}}}]}
+    poll = components["PollResult"]
+    poll["properties"]["messages"] = {
+        "type": "array", "items": proto_schema.ref("PollMessage"),
+        "description": "The messages numbered above 'after', oldest first."}
+    for path, (message, names) in STREAMS.items():
+        ok = schema["paths"][path]["get"]["responses"]["200"]
+        ok["description"] = (f"Server-Sent Events: the event name is {names}; the data is "
+                             f"the {message} in proto3 JSON; the id numbers the events.")
+        ok["content"] = {"text/event-stream": {"schema": proto_schema.ref(message)}}

@@ -18,7 +18,8 @@ from server.hub import MatchHub
 from server.ladder import Ladder
 from server.store import Store
 
-bearer = HTTPBearer(auto_error=False, description="a seat token, or the admin token")
+bearer = HTTPBearer(auto_error=False, description="a seat token, a registered bot's token, or "
+                                                  "the admin token")
 """The ``Authorization: Bearer TOKEN`` scheme (checked by the handlers, never auto-refused)."""
 
 
@@ -68,7 +69,7 @@ async def require_admin(ctx: Context, credentials: Credentials) -> None:
 NOT_ADMIN = ("forbidden", "this token is not the admin token")
 """The code and message of a request to an admin route with another token."""
 
-TOKEN_ROUTES = ("/api/admin/", "/api/play/")
+TOKEN_ROUTES = ("/api/admin/", "/api/play/", "/api/challenges")
 """Routes that need a bearer token: checked before the request's body is read."""
 
 

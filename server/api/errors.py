@@ -13,7 +13,7 @@ import anyio
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
@@ -42,14 +42,15 @@ CODES_BY_STATUS: dict[int, str] = {
 class ErrorDetail(BaseModel):
     """What went wrong: a stable machine code and a precise human message."""
 
-    code: str
-    message: str
+    code: str = Field(description="a stable machine code, such as match_over (each route "
+                      "lists its codes by status)")
+    message: str = Field(description="a precise human-readable message")
 
 
 class ErrorBody(BaseModel):
     """The body of every 4xx and 5xx response."""
 
-    error: ErrorDetail
+    error: ErrorDetail = Field(description="what went wrong")
 
 
 class ApiError(Exception):
@@ -143,7 +144,11 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(Exception, _unexpected)
 
 
-def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses`` entries saying these statuses carry an ErrorBody."""
-    return {status: {"model": ErrorBody, "description": CODES_BY_STATUS.get(status, "error")}
+def error_responses(*statuses: int, codes: dict[int, str] | None = None
+                    ) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries saying these statuses carry an ErrorBody, each described
+    by its specific error codes (``codes``, else the status's framework code)."""
+    return {status: {"model": ErrorBody,
+                     "description": (codes or {}).get(status,
+                                                      CODES_BY_STATUS.get(status, "error"))}
             for status in statuses}

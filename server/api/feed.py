@@ -45,7 +45,10 @@ async def watched(ctx: Context, match_id: MatchId
 
 
 @router.get("/matches/{match_id}/feed", response_class=EventSourceResponse,
-            responses=error_responses(404, 409, 422))
+            responses=error_responses(404, 409, 422, codes={
+                404: "match_not_found: no such match; match_not_live: it runs on another "
+                     "server",
+                409: "match_not_started: the match has not started yet"}))
 async def feed(source: Annotated[MatchRunner | list[pb.WatchResponse] | pb.MatchEnded,
                                   Depends(watched)],
                last_event_id: Annotated[int | None, Header(

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from server.ratings import LeaderboardEntry
-from server.store import MAX_OWNER, MatchSummary
+from server.store import MAX_OWNER, Challenge, MatchSummary
 
 
 class GameInfo(BaseModel):
@@ -201,20 +201,27 @@ class TurnInfo(BaseModel):
 
 
 class ActionIn(BaseModel):
-    """One action: exactly one of a card, a row index or a word."""
+    """One action (the contract's Action): exactly one of a card, a row index or a word, the
+    field of the decision's kind; another field is rejected as MALFORMED_ACTION."""
 
     model_config = ConfigDict(extra="forbid")
-    card: StrictInt | None = Field(default=None, description="PLAY_CARD, DRAFT_CARD")
-    row: StrictInt | None = Field(default=None, description="CHOOSE_ROW: a row index 0..3")
-    word: StrictStr | None = Field(default=None, description='"take", "pass", "reveal", "keep"')
+    card: StrictInt | None = Field(default=None, description="a card: the field of "
+                                   "DECISION_KIND_PLAY_CARD and DECISION_KIND_DRAFT_CARD")
+    row: StrictInt | None = Field(default=None, description="a row index 0..3: the field of "
+                                  "DECISION_KIND_CHOOSE_ROW")
+    word: StrictStr | None = Field(default=None, description='a word: "take" or "pass" for '
+                                   'DECISION_KIND_TAKE_OR_PASS, "reveal" or "keep" for '
+                                   'DECISION_KIND_REVEAL_HIDDEN_CARD')
 
 
 class AnswerIn(BaseModel):
-    """An answer to the decision request with the same ``decision_id``."""
+    """An answer to the decision request with the same ``decision_id`` (the contract's
+    Answer)."""
 
     model_config = ConfigDict(extra="forbid")
-    decision_id: StrictStr = Field(max_length=200)
-    action: ActionIn
+    decision_id: StrictStr = Field(max_length=200, description="the decision id of the "
+                                   "request this answers")
+    action: ActionIn = Field(description="the action chosen")
 
 
 class Verdict(BaseModel):
@@ -269,3 +276,69 @@ class AbortedOut(BaseModel):
 
     match_id: str
     status: str
+
+
+class ChallengeIn(BaseModel):
+    """A challenge to make: the game and the opponents, in seat order after the caller."""
+
+    model_config = ConfigDict(extra="forbid")
+    game: StrictStr = Field(min_length=1, max_length=64,
+                            description="a game whose ladder the server runs, such as "
+                                        "six_nimmt")
+    opponents: list[StrictStr] = Field(
+        min_length=1, max_length=16,
+        description="house:KIND (such as house:greedy) or a registered bot's name, each; "
+                    "with the challenger, a table the game allows")
+
+
+class DeclineIn(BaseModel):
+    """Why a challenge is declined (or withdrawn)."""
+
+    model_config = ConfigDict(extra="forbid")
+    reason: StrictStr = Field(default="", max_length=MAX_OWNER,
+                              description="shown to the challenger")
+
+
+class AutoAcceptIn(BaseModel):
+    """Whether the calling bot accepts every challenge naming it without being asked."""
+
+    model_config = ConfigDict(extra="forbid")
+    auto_accept: bool
+
+
+class ChallengeOut(BaseModel):
+    """A request for an unrated match, as its bots see it."""
+
+    id: str
+    game: str
+    challenger: str = Field(description="the registered bot that made it; it takes seat 0")
+    opponents: list[str] = Field(description="seat 1 on: house:KIND or a registered bot")
+    answers: dict[str, str] = Field(description="each registered opponent's answer: "
+                                                "pending, accepted or declined")
+    status: str = Field(description="pending | accepted | declined | cancelled | started: "
+                                    "an accepted challenge is seated once its bots wait on "
+                                    "the game's ladder")
+    message: str = Field(description="who declined or cancelled it and why; empty otherwise")
+    match_id: str | None = Field(description="the unrated match it started, once it has")
+    created_at: datetime
+
+    @classmethod
+    def of(cls, challenge: Challenge) -> ChallengeOut:
+        """The JSON form of ``challenge``."""
+        return cls(id=challenge.id, game=challenge.game, challenger=challenge.challenger,
+                   opponents=list(challenge.opponents), answers=challenge.answers,
+                   status=challenge.status, message=challenge.message,
+                   match_id=challenge.match_id, created_at=challenge.created_at)
+
+
+class ChallengeList(BaseModel):
+    """Challenges a bot made or is named in, newest first (at most 100)."""
+
+    challenges: list[ChallengeOut]
+
+
+class AutoAcceptOut(BaseModel):
+    """A bot's auto-accept setting after the change."""
+
+    bot: str
+    auto_accept: bool

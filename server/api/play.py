@@ -1,28 +1,33 @@
-"""HTTP play: a seat's bot without gRPC. The bearer token names the match and the seat.
+"""HTTP play: a bot without gRPC. The bearer token names a match's seat, or a registered bot
+that plays a game's ladder (``?ladder=GAME``), one match after another.
 
 - ``GET /api/play/stream``: Server-Sent Events, the same messages as BotService.Subscribe;
 - ``GET /api/play/poll``: the same messages by long-poll (see server/api/polling.py);
 - ``POST /api/play/answer``: the same verdict as BotService.SubmitAnswer.
 
-Both attach to the match runner and submit through it exactly as the gRPC servicer does, so
-decision ids, idempotent answers, deadlines and in-band rejections are the same.
+They attach to the match runner (or join the ladder) and submit through it exactly as the
+gRPC servicer does, so decision ids, idempotent answers, deadlines, strikes, in-band
+rejections and the rule that the newest connection of a token takes over are the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Hashable
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server.api.context import Context, Credentials, bearer_token
 from server.api.errors import ApiError, error_responses
 from server.api.models import AnswerIn, PollResult, Verdict
+from server.api.polling import Connect
 from server.api.proto_json import to_json
-from server.hub import MatchOverError
-from server.match_runner import MatchRunner
+from server.hub import MatchOverError, game_refusal
+from server.ladder import LadderError, LadderSession
+from server.match_runner import MatchRunner, Outbox
+from server.models import BotRow
 from server.store import UnknownMatchError
 
 router = APIRouter(prefix="/api/play", tags=["play"])
@@ -30,32 +35,138 @@ router = APIRouter(prefix="/api/play", tags=["play"])
 INT32 = range(-(2**31), 2**31)
 """The values a proto int32 (a card or a row on the gRPC wire) can carry."""
 
+LADDER_STATUS = {"INVALID_ARGUMENT": 400, "PERMISSION_DENIED": 403, "FAILED_PRECONDITION": 409,
+                 "UNAVAILABLE": 503}
+"""The HTTP status of a refused ladder join, by its gRPC status name."""
 
-async def seat(ctx: Context, credentials: Credentials) -> tuple[MatchRunner, int]:
-    """The runner and seat the bearer token plays (starting the runner on first use)."""
-    found = await ctx.hub.seat_for_token(bearer_token(credentials))
+ERRORS = {400: "ladder_required: a registered bot's token without ladder=GAME; "
+               "ladder_needs_bot_token: ladder=GAME with a seat token; unknown_game; "
+               "bad_request: the request could not be read",
+          401: "unauthorized: no bearer token, or a token the server does not know (or one "
+               "rotated lately: the message says so)",
+          403: "bot_disabled, house_bot: the registered bot may not join a ladder",
+          404: "match_not_found: the token's match is not stored",
+          409: "match_over: the token's match has ended; game_mismatch: the bot's games "
+               "leave out the seat's or ladder's game (the seat stays free); no_such_ladder, "
+               "no_ladder: this server runs no ladder of that game",
+          422: "invalid_request: a malformed query or body (not JSON, two action fields, a "
+               "number out of the int32 range)",
+          503: "shutting_down: the server is stopping, join again soon; database_unavailable"}
+"""The specific error codes of the play routes, by status."""
+
+Player = tuple[str, int] | BotRow
+"""Who a bearer token names: a seat (match id, seat) or a registered bot."""
+
+
+async def player(ctx: Context, credentials: Credentials) -> Player:
+    """The seat or the registered bot the bearer token names (401 if none)."""
+    token = bearer_token(credentials)
+    found = await ctx.hub.identify(token)
     if found is None:
-        raise ApiError(401, "unauthorized", "unknown token")
-    match_id, seat_index = found
+        raise ApiError(401, "unauthorized", ctx.hub.refusal(token))
+    if isinstance(found, BotRow):
+        return await ctx.hub.bot_for_token(token, fresh=True) or found
+    return found
+
+
+Caller = Annotated[Player, Depends(player)]
+
+LadderParam = Annotated[str | None, Query(
+    max_length=40, description="with a registered bot's token: the game whose ladder to "
+                               "join, such as six_nimmt (required with such a token)")]
+MatchesParam = Annotated[int, Query(
+    ge=0, le=2**31, description="with ladder: play this many matches, then the connection "
+                                "ends (closed, CLOSE_REASON_MATCHES_PLAYED); 0: no limit")]
+GamesParam = Annotated[str | None, Query(
+    max_length=200, description="the games the bot plays, comma-separated (such as "
+                                "no_thanks): a seat or ladder of another game is refused "
+                                "(409 game_mismatch) and stays free; omitted: any game")]
+
+
+async def _runner(ctx: Context, match_id: str) -> MatchRunner:
+    """The live runner of ``match_id``, started on first use (404/409 if it cannot be)."""
     try:
-        return await ctx.hub.runner(match_id), seat_index
+        return await ctx.hub.runner(match_id)
     except MatchOverError as exc:
         raise ApiError(409, "match_over", str(exc)) from exc
     except UnknownMatchError as exc:
         raise ApiError(404, "match_not_found", str(exc)) from exc
 
 
-Seat = Annotated[tuple[MatchRunner, int], Depends(seat)]
+def _games(games: str | None) -> list[str]:
+    return [g.strip() for g in (games or "").split(",") if g.strip()]
+
+
+async def _connection(ctx: Context, caller: Player, ladder: str | None, matches: int,
+                      games: str | None, via: str) -> tuple[Hashable, Connect]:
+    """Check that ``caller`` may connect as asked, before anything changes (4xx if not);
+    return its connection key and what opens the connection."""
+    wanted = _games(games)
+    if isinstance(caller, BotRow):
+        if ctx.ladder is None:
+            raise ApiError(409, "no_ladder", "this server runs no ladder")
+        if not ladder:
+            raise ApiError(400, "ladder_required", "a registered bot's token plays a ladder: "
+                                                   "add ladder=GAME, such as ladder=six_nimmt")
+        hub_ladder, bot = ctx.ladder, caller
+        try:
+            hub_ladder.check(bot, ladder, wanted)
+        except LadderError as exc:
+            raise ApiError(LADDER_STATUS.get(exc.code, 400), exc.slug, str(exc)) from exc
+
+        def join() -> tuple[Outbox, Callable[[str], None]]:
+            try:
+                session: LadderSession = hub_ladder.join(bot, ladder, matches, wanted, via)
+            except LadderError as exc:
+                raise ApiError(LADDER_STATUS.get(exc.code, 400), exc.slug, str(exc)) from exc
+            return session.outbox, lambda _reason: hub_ladder.leave(session)
+
+        return _key(bot), join
+    if ladder:
+        raise ApiError(400, "ladder_needs_bot_token",
+                       "ladder= is for a registered bot's token; this token names a seat")
+    match_id, seat = caller
+    if wanted:
+        try:
+            game = await ctx.hub.game_of(match_id)
+        except UnknownMatchError as exc:
+            raise ApiError(404, "match_not_found", str(exc)) from exc
+        refusal = game_refusal(game, wanted, f"seat {seat} of match {match_id} stays free")
+        if refusal is not None:
+            raise ApiError(409, "game_mismatch", refusal)
+    runner = await _runner(ctx, match_id)
+
+    def attach() -> tuple[Outbox, Callable[[str], None]]:
+        outbox, connection = runner.attach(seat, via=via)
+        return outbox, lambda reason: runner.detach(seat, connection, reason)
+
+    return _key(caller), attach
+
+
+def _key(caller: Player) -> Hashable:
+    """What identifies ``caller``'s long-poll connections: its bot, or its seat."""
+    return ("bot", caller.name) if isinstance(caller, BotRow) else ("seat", *caller)
+
+
+def _peer(request: Request) -> str:
+    client = request.client
+    return "unknown peer" if client is None else f"{client.host}:{client.port}"
 
 
 @router.get("/stream", response_class=EventSourceResponse,
-            responses=error_responses(401, 404, 409))
-async def stream(playing: Seat) -> AsyncIterator[ServerSentEvent]:
-    """Join the seat and stream its messages as Server-Sent Events: the event name is the
-    PlayResponse body (match_started, decision, event, match_ended, ...), the data is the
-    PlayResponse as proto JSON. Closing the stream disconnects the seat, like a gRPC stream."""
-    runner, seat_index = playing
-    outbox, connection = runner.attach(seat_index)
+            responses=error_responses(400, 401, 403, 404, 409, 422, 503, codes=ERRORS))
+async def stream(ctx: Context, caller: Caller, request: Request, ladder: LadderParam = None,
+                 matches: MatchesParam = 0, games: GamesParam = None
+                 ) -> AsyncIterator[ServerSentEvent]:
+    """Join the seat (or, with ``ladder`` and a registered bot's token, the ladder) and
+    stream its messages as Server-Sent Events: the event name is the PlayResponse body
+    (match_started, decision, event, match_ended, ladder_queued, closed, ...), the data is
+    the PlayResponse as proto JSON, the id numbers them. Closing the stream disconnects the
+    seat, like a gRPC stream; a newer connection with the same token ends this one (event
+    ``closed``)."""
+    _, connect = await _connection(ctx, caller, ladder, matches, games,
+                                   f"HTTP stream from {_peer(request)}")
+    outbox, on_close = connect()
     try:
         number = 0
         while (raw := await outbox.get()) is not None:
@@ -64,32 +175,45 @@ async def stream(playing: Seat) -> AsyncIterator[ServerSentEvent]:
             yield ServerSentEvent(event=item.WhichOneof("body"), data=to_json(item),
                                   id=str(number))
     finally:
-        runner.detach(seat_index, connection, "HTTP stream closed")
+        on_close("HTTP stream closed")
 
 
-@router.get("/poll", response_model=PollResult, responses=error_responses(401, 404, 409))
-async def poll(ctx: Context, playing: Seat,
+@router.get("/poll", response_model=PollResult,
+            responses=error_responses(400, 401, 403, 404, 409, 422, 503, codes=ERRORS))
+async def poll(ctx: Context, caller: Caller, request: Request, ladder: LadderParam = None,
+               matches: MatchesParam = 0, games: GamesParam = None,
                after: Annotated[int | None, Query(
                    ge=0, le=2**62, description="the last seq received; omit it to join")] = None,
                wait_ms: Annotated[int, Query(
                    ge=0, le=25_000, description="how long to wait for a message")] = 20_000,
                ) -> PollResult:
-    """Long-poll the seat's messages. Without ``after`` this joins the seat (the match start
-    and any pending decision come again); with ``after`` it returns the messages numbered
-    above it, waiting up to ``wait_ms`` for one. Poll at least every 30 s to keep the seat."""
-    runner, seat_index = playing
-    session = ctx.polls.session(runner, seat_index, after)
-    messages, closed = await session.poll(0 if after is None else after, wait_ms / 1000)
+    """Long-poll the messages of the seat (or, with ``ladder`` and a registered bot's token,
+    of its ladder place: match after match, numbered on). Without ``after`` this joins (the
+    match start and any pending decision come again; an older connection of the token is
+    replaced); with ``after`` it returns the messages numbered above it, waiting up to
+    ``wait_ms`` for one. Poll at least every 30 s to keep the connection."""
+    wait_s = wait_ms / 1000
+    if after is not None:
+        found = ctx.polls.find(_key(caller), after)
+        if isinstance(found, tuple):
+            return PollResult(messages=found[0], closed=found[1])
+        if found is not None:
+            messages, closed = await found.poll(after, wait_s)
+            return PollResult(messages=messages, closed=closed)
+    via = f"HTTP long-poll from {_peer(request)}"
+    key, connect = await _connection(ctx, caller, ladder, matches, games, via)
+    session = ctx.polls.join(key, after, connect, via)
+    messages, closed = await session.poll(0 if after is None else after, wait_s)
     return PollResult(messages=messages, closed=closed)
 
 
 @router.post("/answer", response_model=Verdict, response_model_exclude_none=True,
-             responses=error_responses(400, 401, 404, 409, 422))
-async def answer(body: AnswerIn, playing: Seat) -> Verdict:
-    """Answer the pending decision with ``decision_id``. The verdict is in-band, as on gRPC:
+             responses=error_responses(400, 401, 404, 409, 422, codes=ERRORS))
+async def answer(ctx: Context, body: AnswerIn, caller: Caller) -> Verdict:
+    """Answer the pending decision with ``decision_id`` (a registered bot's token answers
+    for its seat in its current ladder match). The verdict is in-band, as on gRPC:
     ``accepted`` (a repeated answer is accepted again and counted once) or ``rejected`` with
     a reason (MALFORMED_ACTION, ILLEGAL_ACTION, NOT_PENDING) and a precise message."""
-    runner, seat_index = playing
     given = [(field, value) for field, value in (("card", body.action.card),
                                                  ("row", body.action.row),
                                                  ("word", body.action.word))
@@ -99,6 +223,15 @@ async def answer(body: AnswerIn, playing: Seat) -> Verdict:
     field, action = given[0] if given else (None, None)
     if isinstance(action, int) and action not in INT32:
         raise ApiError(422, "invalid_request", f"{action} is out of the int32 range")
+    if isinstance(caller, BotRow):
+        target = None if ctx.ladder is None else ctx.ladder.target(caller.name)
+        if target is None:
+            return Verdict(rejected=to_json(pb.AnswerRejected(
+                decision_id=body.decision_id, reason=pb.REJECT_REASON_NOT_PENDING,
+                message="no match of this bot is in progress here")))
+        runner, seat_index = target
+    else:
+        runner, seat_index = await _runner(ctx, caller[0]), caller[1]
     verdict = runner.submit(seat_index, body.decision_id, action, field=field)
     runner.settle()
     if isinstance(verdict, pb.AnswerAccepted):

@@ -1,10 +1,13 @@
-"""Long-poll connections of seats: the HTTP twin of a Subscribe stream.
+"""Long-poll connections: the HTTP twin of a Subscribe stream, for a seat or a ladder bot.
 
-A poll without ``after`` joins (attaches a new connection to the seat, exactly like
-Subscribe); the runner's outbox is then drained into a numbered log. A poll with
-``after=SEQ`` acknowledges every message up to SEQ and waits for newer ones, so a lost
-response is simply asked for again. A seat nobody polls for ``lease_s`` is detached, as a
-closed stream would be.
+A poll without ``after`` joins: it opens a new connection (a seat's, exactly like
+Subscribe, or a registered bot's place on a ladder, exactly like ``Join(ladder=GAME)``), and
+its outbox is drained into a numbered log. A poll with ``after=SEQ`` acknowledges every
+message up to SEQ and waits for newer ones, so a lost response is simply asked for again.
+Numbers go on across a token's connections, so a poll whose ``after`` comes before the
+newest connection's first message is from a connection that was replaced: it is answered
+with that connection's end. A connection nobody polls for ``lease_s`` is closed, as a closed
+stream would be.
 """
 
 from __future__ import annotations
@@ -12,31 +15,46 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server.api.proto_json import to_json
-from server.match_runner import MatchRunner
+from server.match_runner import Outbox, replaced
 
 LEASE_S = 30.0
 """A long-poll connection with no poll for this long is closed (the seat is disconnected)."""
 
+Connect = Callable[[], tuple[Outbox, Callable[[str], None]]]
+"""Opens a connection: its outbox, and what to call (with a reason) once it ends."""
+
+PollAnswer = tuple[list[dict[str, Any]], bool]
+"""The messages of a poll (each a PlayResponse as proto JSON plus ``seq``) and whether the
+connection has ended."""
+
 
 class PollSession:
-    """One seat's long-poll connection to a runner."""
+    """One long-poll connection: its outbox drained into a numbered log."""
 
-    def __init__(self, runner: MatchRunner, seat: int, first_seq: int, lease_s: float) -> None:
-        self.runner = runner
-        self.seat = seat
+    def __init__(self, outbox: Outbox, on_close: Callable[[str], None], first_seq: int,
+                 lease_s: float, via: str) -> None:
+        self.outbox = outbox
+        self.on_close = on_close
+        self.first_seq = first_seq
+        """The number of this connection's first message."""
         self.lease_s = lease_s
-        self.outbox, self.connection = runner.attach(seat)
+        self.via = via
+        """Its transport and peer address, as a connection it replaces is told."""
         self.log: list[tuple[int, dict[str, Any]]] = []
         self.next_seq = first_seq
         self.closed = False
+        self.closed_at = 0.0
+        self.previous: PollSession | None = None
+        """The connection this one replaced, kept to answer its last polls with its end."""
         self._changed = asyncio.Event()
         self._waiting = 0
         self._last_poll = time.monotonic()
-        self._pump = asyncio.create_task(self._drain(), name=f"poll-{seat}")
+        self._pump = asyncio.create_task(self._drain(), name="poll")
 
     def _expired(self) -> bool:
         return self._waiting == 0 and time.monotonic() - self._last_poll >= self.lease_s
@@ -45,15 +63,19 @@ class PollSession:
         """Move the outbox into the log as messages come; close at the end or on expiry."""
         while not self.closed:
             if self._expired():
+                self._append(pb.PlayResponse(closed=pb.Closed(
+                    reason=pb.CLOSE_REASON_LEASE_EXPIRED,
+                    message=f"no poll for {self.lease_s:g} s: this connection ended; "
+                            f"poll without 'after' to join again")))
                 self._close(f"no poll for {self.lease_s:g}s")
                 return
             left = self.lease_s if self._waiting else \
                 self._last_poll + self.lease_s - time.monotonic()
             try:
-                item = await asyncio.wait_for(self.outbox.get(), max(0.05, left))
+                await asyncio.wait_for(self.outbox.wait(), max(0.05, left))
             except TimeoutError:
                 continue
-            self._take(item)
+            self._drain_now()
 
     def _drain_now(self) -> None:
         """Move what the outbox holds right now into the log."""
@@ -69,16 +91,27 @@ class PollSession:
         if item is None:
             self._close("poll connection closed")
             return
-        self.log.append((self.next_seq, to_json(pb.PlayResponse.FromString(item))))
+        self._append(pb.PlayResponse.FromString(item))
+
+    def _append(self, message: pb.PlayResponse) -> None:
+        self.log.append((self.next_seq, to_json(message)))
         self.next_seq += 1
         self._wake()
+
+    def close(self, closed: pb.Closed | None = None) -> None:
+        """End this connection now, with ``closed`` as its last message if given."""
+        self._drain_now()
+        if closed is not None and not self.closed:
+            self._append(pb.PlayResponse(closed=closed))
+        self._close("poll connection closed")
 
     def _close(self, reason: str) -> None:
         if self.closed:
             return
         self.closed = True
+        self.closed_at = time.monotonic()
         self._wake()
-        self.runner.detach(self.seat, self.connection, reason)
+        self.on_close(reason)
         if self._pump is not asyncio.current_task():
             self._pump.cancel()
 
@@ -91,7 +124,11 @@ class PollSession:
         self.log = [(seq, m) for seq, m in self.log if seq > after]
         return [{"seq": seq, **m} for seq, m in self.log]
 
-    async def poll(self, after: int, wait_s: float) -> tuple[list[dict[str, Any]], bool]:
+    def owns(self, after: int) -> bool:
+        """True if a poll with ``after`` continues this connection (not an older one)."""
+        return after >= self.first_seq - 1
+
+    async def poll(self, after: int, wait_s: float) -> PollAnswer:
         """Messages newer than ``after``, waiting up to ``wait_s`` for one; and whether this
         connection has ended."""
         self._waiting += 1
@@ -110,25 +147,47 @@ class PollSession:
 
 
 class PollSessions:
-    """The long-poll connections of this server, one per (match, seat) at most."""
+    """The long-poll connections of this server: the newest per key (a seat, or a bot)."""
 
     def __init__(self, lease_s: float = LEASE_S) -> None:
         self.lease_s = lease_s
-        self._sessions: dict[tuple[str, int], PollSession] = {}
+        self._sessions: dict[Hashable, PollSession] = {}
 
-    def session(self, runner: MatchRunner, seat: int, after: int | None) -> PollSession:
-        """The seat's connection to continue after ``after``, or a new one (a join) when
-        ``after`` is None or the old connection has ended with nothing left to deliver."""
-        key = (runner.config.match_id, seat)
+    def find(self, key: Hashable, after: int) -> PollSession | PollAnswer | None:
+        """The connection a poll with ``after`` continues; for a poll from a connection
+        replaced and forgotten since, its end; None if ``key`` has no connection here (the
+        server restarted, say: the poll joins)."""
+        newest = self._sessions.get(key)
+        if newest is None:
+            return None
+        if newest.owns(after):
+            return newest
+        if newest.previous is not None and newest.previous.owns(after):
+            return newest.previous
+        closed = pb.PlayResponse(closed=replaced(newest.via))
+        return [{"seq": after + 1, **to_json(closed)}], True
+
+    def join(self, key: Hashable, after: int | None, connect: Connect, via: str
+             ) -> PollSession:
+        """A new connection for ``key`` (``connect`` opens it); an older one of ``key``
+        that is still open is ended, told it was replaced (``via`` names the new one)."""
+        self._forget_ended()
         old = self._sessions.get(key)
-        if old is not None and after is not None and old.runner is runner and \
-                (not old.closed or old.pending_after(after)):
-            return old
-        for other, ended in list(self._sessions.items()):  # forget delivered, ended ones
-            if ended.closed and not ended.log and other != key:
-                del self._sessions[other]
+        outbox, on_close = connect()
+        if old is not None:
+            old.close(replaced(via))
         # Numbers go on across connections, so ``after`` never skips a new message.
         first_seq = max(1 if old is None else old.next_seq, (after or 0) + 1)
-        session = PollSession(runner, seat, first_seq, self.lease_s)
+        session = PollSession(outbox, on_close, first_seq, self.lease_s, via)
+        if old is not None and old.log:
+            session.previous = old
+            old.previous = None
         self._sessions[key] = session
         return session
+
+    def _forget_ended(self) -> None:
+        """Forget connections that ended a lease ago (their polls have had their answer)."""
+        now = time.monotonic()
+        for key, session in list(self._sessions.items()):
+            if session.closed and now - session.closed_at >= self.lease_s:
+                del self._sessions[key]

@@ -981,6 +981,91 @@ function liveNoThanks(state) {
 
 // -- routing -----------------------------------------------------------------------------
 
+/** The live tournaments, newest first, refreshed while shown. */
+function renderTournaments(view) {
+  const cols = [["Tournament"], ["Game"], ["Format"], ["Bots"], ["Played", "num"], ["Status"]];
+  const rows = h("tbody", {"data-testid": "tournaments"});
+  view.replaceChildren(h("h1", {}, "Tournaments"),
+    h("section", {class: "panel", "aria-labelledby": "tournaments-title"},
+      h("h2", {id: "tournaments-title", class: "sr-only"}, "Tournaments"),
+      h("table", {class: "stack"}, h("caption", {class: "sr-only"}, "Tournaments"),
+        h("thead", {}, h("tr", {}, cols.map(([t, c]) => h("th", {scope: "col", class: c}, t)))),
+        rows)));
+  every(REFRESH_MS, async () => {
+    try {
+      const found = (await api("/api/tournaments")).tournaments;
+      rows.replaceChildren(...(found.length ? found.map((t) => tr({"data-tournament":
+        t.tournament_id}, cols, [h("a", {href: `#/tournament/${encodeURIComponent(
+          t.tournament_id)}`}, t.tournament_id), gameName(t.game), t.format,
+        {attrs: {}, content: t.bots.map((b, i) => [i ? ", " : "", botLink(b, b)]).flat()},
+        `${t.played} / ${t.total}`, statusTag(t.status)]))
+        : [h("tr", {}, h("td", {colspan: cols.length, class: "muted"}, "No tournaments."))]));
+    } catch (err) {
+      rows.replaceChildren(h("tr", {}, h("td", {colspan: cols.length, class: "error"},
+                                              String(err))));
+    }
+  });
+}
+
+function interval(value, ci, digits) {
+  if (value === null || value === undefined) return "–";
+  return ci === null || ci === undefined ? value.toFixed(digits)
+    : `${value.toFixed(digits)} ± ${ci.toFixed(digits)}`;
+}
+
+/** One tournament: its standings (95% intervals) and every game, refreshed while it runs. */
+function renderTournament(view, id) {
+  const standCols = [["Place", "num"], ["Bot"], ["Games", "num"], ["Win share", "num"],
+                     ["Score per round", "num"], ["vs field", "num"], ["Mean rank", "num"]];
+  const gameCols = [["Game", "num"], ["Table", "num"], ["Deal", "num"], ["Seats"],
+                    ["Match"], ["Ranks"], ["Status"]];
+  const title = h("h1", {}, "Tournament ", h("span", {}, id));
+  const facts = h("p", {class: "muted", "data-testid": "tournament-facts"}, "Loading…");
+  const standings = h("tbody", {"data-testid": "standings"});
+  const games = h("tbody", {"data-testid": "tournament-games"});
+  const head = (cols) => h("thead", {}, h("tr", {}, cols.map(([t, c]) =>
+    h("th", {scope: "col", class: c}, t))));
+  view.replaceChildren(title, facts,
+    h("section", {class: "panel", "aria-labelledby": "standings-title"},
+      h("h2", {id: "standings-title"}, "Standings"),
+      h("p", {class: "muted"}, "Best first by score against the field; ± is a 95% interval " +
+        "over games (round-robin) or deals (duplicate)."),
+      h("table", {class: "stack"}, h("caption", {class: "sr-only"}, "Standings"),
+        head(standCols), standings)),
+    h("section", {class: "panel", "aria-labelledby": "games-title"},
+      h("h2", {id: "games-title"}, "Games"),
+      h("table", {class: "stack"}, h("caption", {class: "sr-only"}, "Games"),
+        head(gameCols), games)));
+  let over = false;
+  every(REFRESH_MS, async () => {
+    if (over) return;
+    let t;
+    try {
+      t = await api(`/api/tournaments/${encodeURIComponent(id)}`);
+    } catch (err) {
+      facts.replaceChildren(h("span", {class: "error"}, String(err)));
+      return;
+    }
+    over = t.status !== "running";
+    facts.replaceChildren(`${gameName(t.game)} · ${t.format} · tables of ${t.seats} · ` +
+      `${t.games} games a table · `, h("span", {"data-testid": "tournament-played"},
+      `${t.played} of ${t.total} played`), " · ", statusTag(t.status),
+      t.forfeited.length ? ` · forfeited: ${t.forfeited.join(", ")}` : "");
+    standings.replaceChildren(...(t.standings.length ? t.standings.map((s, i) =>
+      tr({"data-bot": s.bot}, standCols, [i + 1, {attrs: {}, content: [botLink(s.bot, s.bot),
+        s.forfeited ? " (forfeited)" : ""]}, s.games, interval(s.win_share, s.win_share_ci95, 2),
+        interval(s.mean_score, s.mean_score_ci95, 2), interval(s.vs_field, s.vs_field_ci95, 2),
+        s.mean_rank.toFixed(2)]))
+      : [h("tr", {}, h("td", {colspan: standCols.length, class: "muted"},
+                          "No game finished yet."))]));
+    games.replaceChildren(...t.schedule.map((g, i) => tr({"data-status": g.status}, gameCols,
+      [i + 1, g.table + 1, g.deal + 1, {attrs: {}, content: g.seats.map((b, k) =>
+        [k ? ", " : "", botLink(b, b), g.absent.includes(b) ? " (absent)" : ""]).flat()},
+       g.match_id ? matchLink(g.match_id) : "–", g.ranks ? g.ranks.join(" · ") : "–",
+       statusTag(g.status)])));
+  });
+}
+
 function route() {
   for (const stop of cleanup) stop();
   cleanup = [];
@@ -988,7 +1073,10 @@ function route() {
   const path = location.hash.split("?")[0];
   const match = path.match(/^#\/match\/([^/]+)(?:\/step\/(\d+))?$/);
   const bot = path.match(/^#\/bot\/([^/]+)$/);
-  if (match) renderMatch(view, decodeURIComponent(match[1]), match[2] ? Number(match[2]) : null);
+  const cup = path.match(/^#\/tournament\/([^/]+)$/);
+  if (cup) renderTournament(view, decodeURIComponent(cup[1]));
+  else if (path === "#/tournaments") renderTournaments(view);
+  else if (match) renderMatch(view, decodeURIComponent(match[1]), match[2] ? Number(match[2]) : null);
   else if (bot) renderBot(view, decodeURIComponent(bot[1]));
   else renderHome(view);
   window.scrollTo(0, 0);

@@ -5,11 +5,15 @@ tables need four, so every match they play is one they asked for."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import grpc
+import httpx
 import pytest
 
 from client_sdk import wire
@@ -17,7 +21,7 @@ from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.replay import verify
 from server.store import Store
 from tests.ladder_helpers import LadderBot, LadderServer, wait_until
-from tests.serving import db_url
+from tests.serving import CLI, db_url
 
 FAST = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
         "--ladder-setting", "six_nimmt:deadline_ms=1000"]
@@ -29,6 +33,9 @@ class Calls:
 
     def __init__(self, address: str) -> None:
         self.loop = asyncio.new_event_loop()
+        # grpc.aio looks up the current loop outside the calls too (a channel's callbacks):
+        # make ours the current one, or it finds none after other tests closed theirs.
+        asyncio.set_event_loop(self.loop)
         self.channel = self.loop.run_until_complete(self._open(address))
         self.challenges = wire.challenge_stub(self.channel)
         self.ladder = wire.ladder_stub(self.channel)
@@ -51,6 +58,7 @@ class Calls:
         """Close the channel and the loop."""
         self.loop.run_until_complete(self.channel.close())
         self.loop.close()
+        asyncio.set_event_loop(None)
 
 
 @pytest.fixture
@@ -174,3 +182,166 @@ def test_a_declined_challenge_is_reported_to_the_challenger(
             calls.challenge("CreateChallenge", token, request)
         assert refused.value.code() == code and words in (refused.value.details() or "")
     assert Store(server.db).matches() == []
+
+
+def test_the_same_over_http(
+        ladder: tuple[LadderServer, dict[str, str], dict[str, LadderBot], Calls]) -> None:
+    """Over HTTP: bob turns on auto-accept, so ann's challenge is accepted when made and
+    played to the end unrated (the match log says so); cy declines another and ann reads
+    why; errors are JSON with the right status."""
+    server, tokens, bots, _ = ladder
+
+    def auth(name: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {tokens[name]}"}
+
+    with httpx.Client(base_url=server.http, timeout=10) as http:
+        turned = http.put("/api/challenges/auto-accept", json={"auto_accept": True},
+                          headers=auth("bob"))
+        assert turned.status_code == 200 and turned.json() == {"bot": "bob",
+                                                               "auto_accept": True}
+        made = http.post("/api/challenges", json={"game": "six_nimmt", "opponents": ["bob"]},
+                         headers=auth("ann"))
+        assert made.status_code == 201 and made.json()["status"] == "accepted"
+        challenge_id = made.json()["id"]
+        wait_until(lambda: http.get(f"/api/challenges/{challenge_id}", headers=auth("bob"))
+                   .json()["match_id"] is not None, 30, "the challenge match")
+        match_id = http.get(f"/api/challenges/{challenge_id}", headers=auth("ann")
+                            ).json()["match_id"]
+        wait_until(lambda: ended(bots["ann"], match_id) and ended(bots["bob"], match_id), 60,
+                   "the challenge match's end")
+        info = http.get(f"/api/matches/{match_id}").json()
+        assert info["status"] == "finished" and info["rated"] is False
+        assert http.get(f"/api/matches/{match_id}/replay").json()["rated"] is False
+
+        asked = http.post("/api/challenges", json={"game": "six_nimmt", "opponents": ["cy"]},
+                          headers=auth("ann")).json()
+        assert asked["status"] == "pending"
+        assert [c["id"] for c in http.get("/api/challenges", headers=auth("cy"))
+                .json()["challenges"]] == [asked["id"]]
+        declined = http.post(f"/api/challenges/{asked['id']}/decline",
+                             json={"reason": "busy"}, headers=auth("cy"))
+        assert declined.status_code == 200
+        seen = http.get(f"/api/challenges/{asked['id']}", headers=auth("ann")).json()
+        assert (seen["status"], seen["message"]) == ("declined", "declined by cy: busy")
+
+        again = http.post(f"/api/challenges/{asked['id']}/accept", headers=auth("cy"))
+        assert again.status_code == 409 and "is declined" in again.json()["error"]["message"]
+        assert http.get("/api/challenges").status_code == 401
+        wrong = http.post("/api/challenges", json={"game": "six_nimmt", "opponents": ["cy"]},
+                          headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        assert http.post("/api/challenges", json={"game": "six_nimmt", "opponents": []},
+                         headers=auth("ann")).status_code == 422
+        assert http.get("/api/challenges/nope", headers=auth("ann")).json()["error"]["code"] \
+            == "not_found"
+        table = http.post("/api/challenges", json={"game": "six_nimmt",
+                                                   "opponents": ["house:random"] * 10},
+                          headers=auth("ann"))
+        assert table.status_code == 400 and "seats 2-10" in table.json()["error"]["message"]
+    assert Store(server.db).leaderboard("six_nimmt") == []
+
+
+def bullring(*args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``bullring ARGS`` (with ``--token`` when given)."""
+    extra = ["--token", token] if token is not None else []
+    return subprocess.run([*CLI, *args, *extra], capture_output=True, text=True, timeout=60,
+                          env={k: v for k, v in os.environ.items() if k != "BULLRING_TOKEN"})
+
+
+def test_bullring_challenge_over_the_server(
+        ladder: tuple[LadderServer, dict[str, str], dict[str, LadderBot], Calls]) -> None:
+    """``bullring challenge`` with --server: a practice match is accepted when made and
+    played unrated; bob turns auto-accept on and ann's challenge is played; cy declines one
+    and ``show`` tells ann who declined and why (exit 1). Bad calls exit with one line."""
+    server, tokens, bots, _ = ladder
+    where = ["--server", server.address]
+    made = bullring("challenge", "create", "--game", "six_nimmt", "--against",
+                    "house:greedy,house:random", *where, "--json", token=tokens["ann"])
+    assert made.returncode == 0, made.stderr
+    practice = json.loads(made.stdout)
+    assert practice["status"] == "accepted"
+
+    def match_of(challenge_id: str) -> str | None:
+        shown = bullring("challenge", "show", challenge_id, *where, "--json",
+                         token=tokens["ann"])
+        found: str | None = json.loads(shown.stdout)["match_id"]
+        return found
+
+    wait_until(lambda: match_of(practice["id"]) is not None, 30, "the practice match")
+    first = match_of(practice["id"])
+    assert first is not None
+    wait_until(lambda: ended(bots["ann"], first), 60, "the practice match's end")
+
+    turned = bullring("challenge", "auto-accept", "on", *where, token=tokens["bob"])
+    assert (turned.returncode, turned.stdout) == (0, "auto-accept on\n")
+    asked = bullring("challenge", "create", "--game", "six_nimmt", "--against", "bob", *where,
+                     token=tokens["ann"])
+    assert asked.returncode == 0 and ": accepted; answers: bob accepted" in asked.stdout
+    challenge_id = asked.stdout.split()[1]
+    wait_until(lambda: match_of(challenge_id) is not None, 30, "the challenge match")
+    second = match_of(challenge_id)
+    assert second is not None
+    wait_until(lambda: ended(bots["ann"], second) and ended(bots["bob"], second), 60,
+               "the challenge match's end")
+
+    asked = bullring("challenge", "create", "--game", "six_nimmt", "--against", "cy", *where,
+                     token=tokens["ann"])
+    declined_id = asked.stdout.split()[1]
+    listed = bullring("challenge", "list", *where, token=tokens["cy"])
+    assert listed.returncode == 0 and f"challenge {declined_id} " in listed.stdout
+    declined = bullring("challenge", "decline", declined_id, "--reason", "busy", *where,
+                        token=tokens["cy"])
+    assert declined.returncode == 0 and "declined by cy: busy" in declined.stdout
+    shown = bullring("challenge", "show", declined_id, *where, token=tokens["ann"])
+    assert shown.returncode == 1
+    assert shown.stdout.strip().endswith(": declined; answers: cy declined; declined by cy: busy")
+
+    missing = bullring("challenge", "list", *where)
+    assert missing.returncode == 2 and "--token" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
+    wrong = bullring("challenge", "list", *where, token="bot_wrong")
+    assert wrong.returncode == 3 and len(wrong.stderr.strip().splitlines()) == 1
+    unknown = bullring("challenge", "create", "--game", "six_nimmt", "--against", "zed",
+                       *where, token=tokens["ann"])
+    assert unknown.returncode == 7 and "no bot named 'zed'" in unknown.stderr
+    late = bullring("challenge", "accept", declined_id, *where, token=tokens["cy"])
+    assert late.returncode == 2 and "is declined" in late.stderr
+
+    store = Store(server.db)
+    assert {m.id for m in store.matches()} == {first, second}
+    assert not any(m.rated for m in store.matches()) and store.leaderboard("six_nimmt") == []
+
+
+def test_bullring_challenge_on_the_database(tmp_path: Path) -> None:
+    """``bullring challenge`` with --db does the same on the database: a challenge made,
+    listed, declined and shown declined (exit 1); a read never creates a database."""
+    db = db_url(tmp_path)
+    tokens = {name: Store(db).add_bot(name) for name in ("ann", "cy")}
+    made = bullring("challenge", "create", "--game", "six_nimmt", "--against", "cy,house:greedy",
+                    "--db", db, "--json", token=tokens["ann"])
+    assert made.returncode == 0, made.stderr
+    challenge = json.loads(made.stdout)
+    assert (challenge["status"], challenge["opponents"]) == ("pending", ["cy", "house:greedy"])
+    listed = bullring("challenge", "list", "--db", db, "--json", token=tokens["cy"])
+    assert [c["id"] for c in json.loads(listed.stdout)] == [challenge["id"]]
+    assert bullring("challenge", "decline", challenge["id"], "--db", db,
+                    token=tokens["cy"]).returncode == 0
+    shown = bullring("challenge", "show", challenge["id"], "--db", db, token=tokens["ann"])
+    assert shown.returncode == 1 and "declined by cy" in shown.stdout
+    again = json.loads(bullring("challenge", "create", "--game", "six_nimmt", "--against", "cy",
+                                "--db", db, "--json", token=tokens["ann"]).stdout)
+    accepted = bullring("challenge", "accept", again["id"], "--db", db, token=tokens["cy"])
+    assert accepted.returncode == 0 and ": accepted; answers: cy accepted" in accepted.stdout
+    assert bullring("challenge", "auto-accept", "on", "--db", db,
+                    token=tokens["cy"]).returncode == 0
+    auto = bullring("challenge", "create", "--game", "six_nimmt", "--against", "cy", "--db",
+                    db, token=tokens["ann"])
+    assert ": accepted; answers: cy accepted" in auto.stdout
+    table = bullring("challenge", "create", "--game", "no_thanks", "--against", "house:greedy",
+                     "--db", db, token=tokens["ann"])
+    assert table.returncode == 2 and "house bot 'greedy' does not play no_thanks" in \
+        table.stderr
+    assert len(table.stderr.strip().splitlines()) == 1
+    nowhere = tmp_path / "none.db"
+    absent = bullring("challenge", "list", "--db", f"sqlite:///{nowhere}", token=tokens["ann"])
+    assert absent.returncode == 2 and not nowhere.exists()

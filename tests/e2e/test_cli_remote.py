@@ -69,6 +69,9 @@ LOCATED = {("bots", "add"), ("bots", "version"), ("bots", "disable"), ("bots", "
            ("bots", "rotate-token"), ("bots", "list"), ("leaderboard",), ("matches",),
            ("match", "create"), ("admin", "rotate-token"), ("replay", "export")}
 """The commands that read or change the ladder, each exercised below both ways."""
+CHALLENGE = {("challenge", name) for name in ("create", "list", "show", "accept", "decline",
+                                              "auto-accept")}
+"""``bullring challenge``, exercised both ways in tests/e2e/test_challenges.py."""
 
 
 def test_every_ladder_command_takes_db_and_server() -> None:
@@ -83,7 +86,7 @@ def test_every_ladder_command_takes_db_and_server() -> None:
         else:
             assert path in {("serve",), ("bot",), ("health",)} or not (
                 {"--db", "--server"} & flags), path
-    assert found == LOCATED
+    assert found == LOCATED | CHALLENGE
 
 
 def test_reads_agree_local_and_remote(capsys: pytest.CaptureFixture[str],

@@ -41,7 +41,7 @@ def test_http_only_bots_play_a_full_match_and_its_replay_verifies(
     results = finish(procs)
     assert [code for code, _ in results] == [0, 0, 0], [out[-1500:] for _, out in results]
     for _, out in results[:2]:
-        assert "match ended TERMINATION_NORMAL" in out and "grpc loaded: False" in out
+        assert "(TERMINATION_NORMAL); " in out and "grpc loaded: False" in out
     replay: dict[str, Any] = json.loads(server.replay(match.match_id))
     verify(replay)
     answers = [e for e in replay["events"] if e["type"] == "answer" and e["seat"] in (0, 1)]

@@ -42,11 +42,11 @@ def test_opening_migrates_to_head_and_twice_is_harmless(db: str) -> None:
     Store(db)
     store = Store(db)
     tables = set(inspect(store.engine).get_table_names())
-    assert {"match", "seat", "bot", "rating", "rating_change", "admin_token",
-            "alembic_version"} <= tables
+    assert {"match", "seat", "bot", "rating", "rating_change", "admin_token", "challenge",
+            "tournament", "alembic_version"} <= tables
     with store.engine.connect() as connection:
         assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar() \
-            == "0002"
+            == "0003"
 
 
 def test_a_token_is_stored_only_as_its_hash_and_rotation_retires_it(store: Store) -> None:

@@ -272,6 +272,39 @@ def test_refusals_are_not_retried(code: grpc.StatusCode, error: type[Exception])
 
 
 @pytest.mark.timeout(30)
+@pytest.mark.parametrize(("reason", "error"), [
+    (pb.CLOSE_REASON_REPLACED, RuntimeError),
+    (pb.CLOSE_REASON_TOKEN_REVOKED, PermissionError),
+    (pb.CLOSE_REASON_BOT_DISABLED, PermissionError),
+])
+def test_a_closed_stream_is_not_reconnected(reason: pb.CloseReason,
+                                            error: type[Exception]) -> None:
+    """A stream the server ends with a Closed message (replaced, token revoked, bot disabled)
+    raises with the server's words and is never dialled again, even when the status that
+    follows reaches the client as INTERNAL (a write racing the end, grpc/grpc#36066). The
+    Join says which games the bot plays."""
+    request, _ = decision("d1")
+    joins: list[pb.PlayRequest] = []
+
+    async def script(connection: int, context: Any) -> None:
+        joins.append(await context.read())
+        await context.write(STARTED)
+        await context.write(request)
+        await context.write(pb.PlayResponse(closed=pb.Closed(
+            reason=reason, message="replaced by a newer connection (gRPC Play from x)")))
+        await context.abort(grpc.StatusCode.INTERNAL, "Internal error from Core")
+
+    async def main() -> int:
+        async with FakeReferee(script) as referee:
+            with pytest.raises(error, match=r"replaced by a newer connection \(gRPC Play"):
+                await runner.play(referee.address, TOKEN, "house:greedy")
+            return referee.connections
+
+    assert asyncio.run(main()) == 1
+    assert list(joins[0].join.games) == ["six_nimmt"]
+
+
+@pytest.mark.timeout(30)
 def test_gives_up_when_nothing_listens(caplog: pytest.LogCaptureFixture) -> None:
     """With no server, the runner retries with backoff, then raises ConnectionError."""
     caplog.set_level(logging.INFO, logger="bullring.bot")

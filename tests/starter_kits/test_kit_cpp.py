@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.kits import Kit, KitRig, check_a_throw_falls_to_the_default, check_ladder_play, kit_rig
+from tests.kits import (
+    Kit,
+    KitRig,
+    check_a_throw_falls_to_the_default,
+    check_ladder_play,
+    check_replaced,
+    check_seat_play,
+    kit_rig,
+)
 
 CPP = Kit("cpp", ("g++", "protoc", "grpc_cpp_plugin", "pkg-config", "make"))
 THROWING_BOT = Path(__file__).resolve().parent / "kit_bots" / "throwing_bot.cpp"
@@ -44,3 +52,13 @@ def test_a_throwing_bot_falls_to_the_default_and_plays_on(rig: KitRig, tmp_path:
         assert "ThrowingBot::PlayCard" in bot.err.text()
     finally:
         bot.stop()
+
+
+def test_the_starter_bot_plays_match_seats(rig: KitRig) -> None:
+    """See ``check_seat_play`` (tests/kits.py)."""
+    check_seat_play(rig)
+
+
+def test_a_second_connection_replaces_the_first(rig: KitRig) -> None:
+    """See ``check_replaced`` (tests/kits.py)."""
+    check_replaced(rig)

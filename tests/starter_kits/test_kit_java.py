@@ -14,6 +14,7 @@ from tests.kits import (
     KitRig,
     check_a_throw_falls_to_the_default,
     check_ladder_play,
+    check_replaced,
     kit_rig,
 )
 
@@ -76,3 +77,8 @@ def test_a_throwing_bot_falls_to_the_default_and_plays_on(rig: KitRig, tmp_path:
         assert "at ThrowingBot.playCard" in bot.err.text()
     finally:
         bot.stop()
+
+
+def test_a_second_process_on_the_token_replaces_the_first(rig: KitRig) -> None:
+    """The runner stops for good (exit 5) when another process takes its token's place."""
+    check_replaced(rig)

@@ -12,9 +12,17 @@ from typing import Any
 
 import pytest
 
-from referee.replay import verify
-from tests.kits import Kit, KitRig, check_a_throw_falls_to_the_default, check_ladder_play, kit_rig
-from tests.ladder_helpers import LadderBot
+from tests.kits import (
+    Kit,
+    KitRig,
+    check_a_throw_falls_to_the_default,
+    check_ladder_play,
+    check_replaced,
+    check_seat_play,
+    finished,
+    kit_rig,
+    seat_command,
+)
 from tests.serving import ServerProcess, db_url
 
 TS = Kit("typescript", ("node", "npm"))
@@ -48,57 +56,19 @@ def test_a_throwing_bot_falls_to_the_default_and_plays_on(rig: KitRig, tmp_path:
         bot.stop()
 
 
-def seat_command(address: str) -> str:
-    """The README's run command for one match's seat: no ladder."""
-    return TS.readme_commands()[2].replace(" --ladder six_nimmt", "").replace("HOST:PORT",
-                                                                             address)
+def test_the_starter_bot_plays_match_seats(rig: KitRig) -> None:
+    """See ``check_seat_play`` (tests/kits.py)."""
+    check_seat_play(rig)
 
 
-def seat_bot(rig: KitRig, server: ServerProcess, token: str | None,
-             address: str = "") -> LadderBot:
-    """Start the kit's bot on a match seat of ``server``."""
-    assert token is not None
-    return TS.start(rig.folder, "seat", server, token, "",
-                    command=seat_command(address or server.address))
+def test_a_second_connection_replaces_the_first(rig: KitRig) -> None:
+    """See ``check_replaced`` (tests/kits.py)."""
+    check_replaced(rig)
 
 
 def seat_answers(replay: dict[str, Any], seat: int) -> list[dict[str, Any]]:
     """The answer events of one seat."""
     return [e for e in replay["events"] if e["type"] == "answer" and e["seat"] == seat]
-
-
-def finished(bot: LadderBot) -> int:
-    """Wait for the bot to exit on its own; its status."""
-    return bot.proc.wait(timeout=120)
-
-
-def test_plays_a_match_seat_and_exits_0(rig: KitRig, server: ServerProcess) -> None:
-    """With a match seat's token and no ladder, the bot plays that seat of a 6 nimmt! match
-    to the end, prints the result line and exits 0; the stored replay verifies and holds
-    only the bot's own answers."""
-    match = server.create_match("six_nimmt", 4, "--seed", "11", "--house", "1=greedy",
-                                "--house", "2=random", "--house", "3=random")
-    bot = seat_bot(rig, server, match.tokens[0])
-    assert finished(bot) == 0, bot.err.text()[-3000:]
-    bot.out.wait(lambda lines: bool(lines) and lines[-1] == "", 10, "the end of its output")
-    assert [match_id for match_id, _ in bot.matches()] == [match.match_id]
-    replay = json.loads(server.replay(match.match_id))
-    verify(replay)
-    mine = seat_answers(replay, 0)
-    assert mine and not any(e["default"] for e in mine)
-
-
-def test_two_bots_play_no_thanks_seats(rig: KitRig, server: ServerProcess) -> None:
-    """Two kit bots and a house bot play a No Thanks! match, answering take/pass words."""
-    match = server.create_match("no_thanks", 3, "--seed", "3", "--house", "2=threshold")
-    bots = [seat_bot(rig, server, token) for token in match.tokens[:2]]
-    assert [finished(bot) for bot in bots] == [0, 0], bots[0].err.text()[-3000:]
-    replay = json.loads(server.replay(match.match_id))
-    verify(replay)
-    for seat in (0, 1):
-        answers = seat_answers(replay, seat)
-        assert answers and not any(e["default"] for e in answers)
-        assert {e["action"] for e in answers} <= {"take", "pass"}
 
 
 def _free_port() -> int:
@@ -114,7 +84,9 @@ def test_waits_for_a_server_that_is_not_up_yet(rig: KitRig, tmp_path: Path) -> N
     port = _free_port()
     server = ServerProcess(db_url(tmp_path), ["--port", str(port), "--start-timeout", "30"])
     match = server.create_match("six_nimmt", 2, "--setting", "rounds=1", "--house", "1=greedy")
-    bot = seat_bot(rig, server, match.tokens[0], f"127.0.0.1:{port}")
+    assert match.tokens[0] is not None
+    bot = TS.start(rig.folder, "early", server, match.tokens[0], "six_nimmt",
+                   command=seat_command(TS).replace("HOST:PORT", f"127.0.0.1:{port}"))
     bot.err.wait(lambda lines: any("reconnecting in" in line for line in lines), 60,
                  "a failed connection")
     server.start()
@@ -130,5 +102,4 @@ def test_an_unknown_token_exits_3(rig: KitRig) -> None:
     """A token the server does not know is refused (UNAUTHENTICATED): exit 3, no retry."""
     bot = TS.start(rig.folder, "unknown", rig.server, "bot_not-a-token", "six_nimmt")
     assert finished(bot) == 3
-    bot.err.wait(lambda lines: bool(lines) and lines[-1] == "", 10, "the end of its output")
     assert "the token was refused (UNAUTHENTICATED" in bot.err.text()

@@ -199,6 +199,18 @@ def test_replay_viewer_autoplays_links_a_step_and_marks_answers(
     assert "ms" in answers.nth(0).inner_text()
     assert "default (disconnected)" in answers.nth(1).inner_text()
     assert page.locator("[data-testid=defaulted]").count() >= 1
+    for number, resolved in enumerate(round0["tricks"], 1):  # why each card went where it did
+        if number > 1:
+            page.click("[data-testid=next]")
+        assert f"trick {number} of" in page.inner_text("[data-testid=where]")
+        why = page.locator("[data-testid=placements] li").evaluate_all(
+            "ls => ls.map(l => l.dataset.why)")
+        takers = [s for s, cards in enumerate(resolved["taken"]) if cards]
+        assert why.count("lowest") == (resolved["row_choice"] is not None)
+        assert why.count("lowest") + why.count("sixth") == len(takers)
+    assert any(cards for t in round0["tricks"] for cards in t["taken"])  # a row was taken
+    page.click("[data-testid=first]")
+    page.click("[data-testid=next]")
     page.click("details.answers summary")
     defaults = page.locator("[data-testid=answer-summary] [data-testid=defaults]")
     assert defaults.nth(0).inner_text() == "0"

@@ -1,0 +1,25 @@
+"""A starter bot for both games: edit the methods, then
+``python3 starter_bot.py --server http://HOST:PORT --token TOKEN --ladder six_nimmt``."""
+
+from bullring_kit import Bot, run
+from bullring_messages import DecisionRequest, NoThanksObservation, SixNimmtObservation
+
+
+class StarterBot(Bot):
+    """Plays the lowest card, takes the shortest row, takes a card its pot pays for."""
+
+    def play_card(self, seen: SixNimmtObservation, d: DecisionRequest) -> int:
+        """6 nimmt!: the lowest card of the hand."""
+        return min(seen.hand)
+
+    def choose_row(self, seen: SixNimmtObservation, d: DecisionRequest) -> int:
+        """6 nimmt!: the row with the fewest cards."""
+        return min(range(len(seen.rows)), key=lambda r: len(seen.rows[r].cards))
+
+    def take_or_pass(self, seen: NoThanksObservation, d: DecisionRequest) -> str:
+        """No Thanks!: take when out of chips or when the pot pays for a third of the card."""
+        return "take" if seen.chips == 0 or seen.pot * 3 >= seen.card else "pass"
+
+
+if __name__ == "__main__":
+    run(StarterBot())
