@@ -137,13 +137,18 @@ class BotService:
         watch = loop_watch()
         reading = asyncio.ensure_future(anext(aiter(requests), None))
         wait_s, late = self.join_timeout_s, watch.late_now()
-        while not reading.done():
-            await asyncio.wait((reading,), timeout=wait_s)
-            wait_s, late = watch.late_now() - late, watch.late_now()
-            if not reading.done() and wait_s <= 0:
-                reading.cancel()
-                await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
-                                    f"no Join within {self.join_timeout_s:g} s of opening Play")
+        try:
+            while not reading.done():
+                await asyncio.wait((reading,), timeout=wait_s)
+                wait_s, late = watch.late_now() - late, watch.late_now()
+                if not reading.done() and wait_s <= 0:
+                    await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                        f"no Join within {self.join_timeout_s:g} s of "
+                                        f"opening Play")
+        finally:
+            # The call may end first (aborted, or cancelled by the client): the read then
+            # fails on its own; take its error so it is not reported as never retrieved.
+            reading.add_done_callback(_retrieved)
         message = _parse(pb.PlayRequest, reading.result())
         if message is None or message.WhichOneof("body") != "join":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
@@ -361,6 +366,12 @@ async def _drain(outbox: Outbox, batches: bool) -> AsyncIterator[bytes]:
                 return
         else:
             yield item
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Take a finished task's outcome (so an error nobody awaits is not logged)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _no_match(match_id: str) -> str:

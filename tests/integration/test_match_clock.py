@@ -301,6 +301,6 @@ def test_a_server_whose_loop_stalls_past_deadlines_charges_no_timeout(tmp_path: 
         assert len(ended) == 4 and ended[0].termination == pb.TERMINATION_NORMAL
         answers = [e for e in log if e["type"] == "answer"]
         assert answers and not any(e["default"] for e in answers)
-        assert stalls[0] >= 3 and any(e.get("server_late_ms", 0) > 0 for e in answers)
+        assert stalls[0] >= 1 and any(e.get("server_late_ms", 0) > 0 for e in answers)
 
     asyncio.run(body())
