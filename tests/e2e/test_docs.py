@@ -55,8 +55,9 @@ def _exists_inside(base: Path, target: str) -> bool:
 
 def test_no_file_points_outside_the_repository() -> None:
     """Whoever clones the repository has every page its files name: no path to a folder
-    beside the checkout or machine path, every relative Markdown link lands on a file inside the repository, and
-    every ``*.md`` a file names exists (beside it or from the repository's root)."""
+    beside the checkout or machine path, every relative Markdown link lands on a file inside
+    the repository, and every ``*.md`` a file names exists (beside it or from the repository's
+    root)."""
     this = Path(__file__).resolve()
     problems = []
     for path in project_files():
