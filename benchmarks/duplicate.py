@@ -37,7 +37,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from client_sdk import tournament
-from client_sdk.tournament import TableGame, TournamentConfig, mean_ci, per_round
+from client_sdk.standings import TableGame, mean_ci, per_round, standings
+from client_sdk.tournament import TournamentConfig
 
 CLOSE_RELATIVE = Path(__file__).resolve().parent.parent / "tests" / "bots" / "greedy_variants.py"
 """Where ``ShortestRow`` lives: greedy's cards, another row choice."""
@@ -60,7 +61,7 @@ def unpaired(played: Sequence[TableGame], a: str, b: str) -> tuple[float, float]
 
 def paired(played: Sequence[TableGame], bot: str) -> float:
     """The tournament's "vs field" half-width for ``bot``."""
-    return next(s.vs_field_ci95 for s in tournament.standings(played) if s.bot == bot)
+    return next(s.vs_field_ci95 for s in standings(played) if s.bot == bot)
 
 
 def same_hand(played: Sequence[TableGame], bot: str) -> list[tuple[float, float]]:

@@ -28,7 +28,7 @@ from dataclasses import asdict
 from typing import Any
 
 from client_sdk.arena import GameOutcome, seating
-from client_sdk.tournament import TableGame, standings
+from client_sdk.standings import TableGame, standings
 from client_sdk.tournament_cli import FORMATS
 from referee.core import RefereeError
 from referee.registry import get_game

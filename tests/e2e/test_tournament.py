@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from client_sdk import standings as stats
 from client_sdk import tournament
 from client_sdk.tournament import TournamentConfig
 from referee import replay
@@ -78,10 +79,10 @@ def test_duplicate_replays_each_deal_in_every_rotation(tmp_path: Path) -> None:
 def test_identical_bots_come_out_exactly_even_in_duplicate() -> None:
     """Duplicate removes the luck of the deal: two copies of one bot, each holding every
     hand, end with a difference of exactly 0 ± 0, where independent deals leave noise."""
-    dup = tournament.standings(tournament.run(
+    dup = stats.standings(tournament.run(
         TournamentConfig("six_nimmt", "duplicate", ("greedy", "greedy"), 40, seed=1)))
     assert [(s.vs_field, s.vs_field_ci95) for s in dup] == [(0.0, 0.0), (0.0, 0.0)]
-    rr = tournament.standings(tournament.run(
+    rr = stats.standings(tournament.run(
         TournamentConfig("six_nimmt", "round-robin", ("greedy", "greedy"), 40, seed=1)))
     assert all(s.vs_field_ci95 > 1.0 for s in rr)
 
@@ -96,13 +97,13 @@ def test_duplicate_narrows_the_interval_between_close_bots() -> None:
     for fmt in ("round-robin", "duplicate"):
         played = tournament.run(TournamentConfig("six_nimmt", fmt, bots, 120, seed=11))
         assert len(played) == 120
-        widths[fmt] = next(s.vs_field_ci95 for s in tournament.standings(played)
+        widths[fmt] = next(s.vs_field_ci95 for s in stats.standings(played)
                            if s.bot == "greedy")
         scores: dict[str, list[float]] = {b: [] for b in bots}
         for g in played:
             for seat, bot in enumerate(g.outcome.bots):
-                scores[bot].append(tournament.per_round(g.outcome, seat))
-        widths[f"{fmt} unpaired"] = math.hypot(*(tournament.mean_ci(v)[1]
+                scores[bot].append(stats.per_round(g.outcome, seat))
+        widths[f"{fmt} unpaired"] = math.hypot(*(stats.mean_ci(v)[1]
                                                  for v in scores.values()))
     assert widths["duplicate"] < 0.5 * widths["round-robin"], widths
     assert widths["duplicate"] < 0.5 * widths["round-robin unpaired"], widths
