@@ -10,8 +10,9 @@ The in-process tournament (``client_sdk.tournament``) and the server's live tour
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from client_sdk.arena import GameOutcome
 
@@ -49,6 +50,18 @@ class Standing:
     """Mean per unit of its score per round minus the mean of its table-mates'."""
     vs_field_ci95: float
     mean_rank: float
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, Any]) -> Standing:
+        """A standing from its JSON form (a null interval: none, one unit)."""
+        def ci(name: str) -> float:
+            value = row[name]
+            return math.inf if value is None else float(value)
+
+        return cls(str(row["bot"]), int(row["games"]), int(row["units"]),
+                   float(row["win_share"]), ci("win_share_ci95"), float(row["mean_score"]),
+                   ci("mean_score_ci95"), float(row["vs_field"]), ci("vs_field_ci95"),
+                   float(row["mean_rank"]))
 
 
 def per_round(outcome: GameOutcome, seat: int) -> float:

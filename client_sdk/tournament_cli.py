@@ -22,12 +22,14 @@ FORMATS = ("round-robin", "duplicate")
 """The tournament formats, as ``--format`` names them."""
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``bullring tournament`` options and the positional entrants to ``parser``."""
-    parser.add_argument("--game", required=True, type=cli.GameName(),
-                        help="six_nimmt or no_thanks (or id/version)")
-    parser.add_argument("--format", required=True, choices=FORMATS)
-    parser.add_argument("--games", type=cli.positive(), required=True,
+def add_arguments(parser: argparse.ArgumentParser, live: bool = False) -> None:
+    """Add the ``bullring tournament`` options and the positional entrants to ``parser``;
+    ``live``: the full install's, where a live tournament on a server needs no entrant
+    here and --format and --games only to start one (checked when it runs)."""
+    parser.add_argument("--game", default="six_nimmt", type=cli.GameName(),
+                        help="six_nimmt or no_thanks (or id/version; default: six_nimmt)")
+    parser.add_argument("--format", required=not live, choices=FORMATS)
+    parser.add_argument("--games", type=cli.positive(), required=not live,
                         help="games at every table (duplicate: rounded up to whole deals)")
     parser.add_argument("--seats", type=cli.Integer(2), default=None,
                         help="table size (default: every entrant at one table)")
@@ -39,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--replays", type=cli.WritableDir(), metavar="DIR",
                         help="write one replay per game")
-    parser.add_argument("bots", nargs="+", metavar="BOT", type=cli.BotSpec(bare_house=True),
+    parser.add_argument("bots", nargs="*" if live else "+", metavar="BOT",
+                        type=cli.BotSpec(bare_house=True),
                         help="a house bot (random, greedy, never_take, threshold) or "
                              "module:Class; name one twice to seat it twice")
     cli.command(parser, run_from_args)

@@ -315,6 +315,8 @@ ADMIN_METHODS: dict[str, tuple[Any, Any]] = {
     "RotateBotToken": (pb.RotateBotTokenRequest, pb.RotateBotTokenResponse),
     "CreateMatch": (pb.CreateMatchRequest, pb.CreateMatchResponse),
     "RotateAdminToken": (pb.RotateAdminTokenRequest, pb.RotateAdminTokenResponse),
+    "CreateTournament": (pb.CreateTournamentRequest, pb.CreateTournamentResponse),
+    "CancelTournament": (pb.CancelTournamentRequest, pb.CancelTournamentResponse),
 }
 """AdminService's methods: (request type, response type) by name."""
 
@@ -323,6 +325,7 @@ LADDER_METHODS: dict[str, tuple[Any, Any]] = {
     "ListBots": (pb.ListBotsRequest, pb.ListBotsResponse),
     "ListMatches": (pb.ListMatchesRequest, pb.ListMatchesResponse),
     "GetReplay": (pb.GetReplayRequest, pb.GetReplayResponse),
+    "GetTournament": (pb.GetTournamentRequest, pb.GetTournamentResponse),
 }
 """LadderService's methods: (request type, response type) by name."""
 

@@ -1,5 +1,5 @@
-"""AdminService: the bot registry and match creation over gRPC, for callers holding the
-admin token."""
+"""AdminService: the bot registry, match creation and live tournaments over gRPC, for
+callers holding the admin token."""
 
 from __future__ import annotations
 
@@ -18,12 +18,18 @@ from server.ladder import Ladder
 from server.match_setup import MatchSetupError, create_match
 from server.service import UNAVAILABLE, bearer_token
 from server.store import BotError, BotNameTakenError, Store, UnknownBotNameError
+from server.tournament_views import tournament_to_proto
+from server.tournaments import (
+    DEFAULT_WAIT_S,
+    TournamentRequestError,
+    cancel_tournament,
+)
 
 
 class AdminService:
-    """RegisterBot, NewBotVersion, SetBotEnabled, RotateBotToken, CreateMatch and
-    RotateAdminToken; each checks the admin token (UNAUTHENTICATED without one,
-    PERMISSION_DENIED with a wrong one)."""
+    """RegisterBot, NewBotVersion, SetBotEnabled, RotateBotToken, CreateMatch,
+    RotateAdminToken, CreateTournament and CancelTournament; each checks the admin token
+    (UNAUTHENTICATED without one, PERMISSION_DENIED with a wrong one)."""
 
     def __init__(self, store: Store, ladder: Ladder | None = None) -> None:
         self.store = store
@@ -56,6 +62,8 @@ class AdminService:
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(exc))
         except (BotError, MatchSetupError) as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except TournamentRequestError as exc:
+            await context.abort(TOURNAMENT_CODES[exc.code], str(exc))
         except (DatabaseUnavailableError, OperationalError):
             # Not retried when unsafe to repeat (a new bot, a new token): the caller decides.
             await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
@@ -64,18 +72,31 @@ class AdminService:
                 ) -> Callable[[bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]:
         async def handle(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             response = await self._call(raw, context, request_type, work)
-            self._revoke(name, request_type.FromString(raw))
+            self._after(name, request_type.FromString(raw))
             return response
         return handle
 
-    def _revoke(self, method: str, request: Any) -> None:
-        """After a rotated token or a disabled bot, end the bot's streams here at once."""
+    def _after(self, method: str, request: Any) -> None:
+        """After a rotated token or a disabled bot, end the bot's streams here at once;
+        after a new tournament, seat its first game."""
         if self.ladder is None:
             return
-        if method == "RotateBotToken":
+        if method == "CreateTournament":
+            self.ladder.poke()
+        elif method == "RotateBotToken":
             self.ladder.revoke(request.name, pb.CLOSE_REASON_TOKEN_REVOKED)
         elif method == "SetBotEnabled" and not request.enabled:
             self.ladder.revoke(request.name, pb.CLOSE_REASON_BOT_DISABLED)
+
+    def _create_tournament(self, request: pb.CreateTournamentRequest
+                           ) -> pb.CreateTournamentResponse:
+        """Start a live tournament on this server's ladder (a blocking call)."""
+        if self.ladder is None:
+            raise TournamentRequestError(409, "this server runs no ladder")
+        wait_s = request.wait_s if request.HasField("wait_s") else DEFAULT_WAIT_S
+        row = self.ladder.tournaments.create(request.game, request.format, list(request.bots),
+                                             request.games, request.seats or None, wait_s)
+        return pb.CreateTournamentResponse(tournament=tournament_to_proto(row))
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler serving this service's methods."""
@@ -90,12 +111,20 @@ class AdminService:
             "CreateMatch": lambda r: _create_match(store, r),
             "RotateAdminToken": lambda r: pb.RotateAdminTokenResponse(
                 token=store.rotate_admin_token()),
+            "CreateTournament": self._create_tournament,
+            "CancelTournament": lambda r: pb.CancelTournamentResponse(
+                tournament=tournament_to_proto(cancel_tournament(store, r.tournament_id))),
         }
         return grpc.method_handlers_generic_handler(wire.ADMIN_SERVICE, {
             name: grpc.unary_unary_rpc_method_handler(
                 self._method(name, request, work[name]),
                 response_serializer=response.SerializeToString)
             for name, (request, response) in wire.ADMIN_METHODS.items()})
+
+
+TOURNAMENT_CODES = {400: grpc.StatusCode.INVALID_ARGUMENT, 404: grpc.StatusCode.NOT_FOUND,
+                    409: grpc.StatusCode.FAILED_PRECONDITION}
+"""A refused tournament request's gRPC status, by its HTTP status."""
 
 
 def _enable(store: Store, name: str, enabled: bool) -> pb.SetBotEnabledResponse:

@@ -4,7 +4,8 @@ Each subcommand acts as the bot whose token it is given (``--token`` or
 ``$BULLRING_TOKEN``), on a running server (``--server HOST:PORT``, over gRPC) or on the
 database (``--db URL``). ``create`` challenges opponents in seat order (``house:greedy`` or
 a registered bot); ``list`` and ``show`` say where each challenge stands (``show`` exits 1
-when it was declined or cancelled, printing who and why); the named bots' owners ``accept``
+when it was declined, cancelled or expired, printing who and why; a challenge not answered
+within the server's ``--challenge-expiry`` expires); the named bots' owners ``accept``
 or ``decline``, or turn ``auto-accept`` on. An accepted challenge is played, unrated, on the
 bots' ladder connections (``bullring bot --ladder GAME``).
 """
@@ -18,7 +19,10 @@ from typing import Any
 
 from client_sdk import cli
 from server import options
-from server.ladder_access import Row, _iso, _rpc_error
+from server.ladder_access import Row, _rpc_error, iso
+
+ENDED_UNPLAYED = ("declined", "cancelled", "expired")
+"""A challenge's statuses once it can no longer be played (``show`` exits 1)."""
 
 
 def _token(args: argparse.Namespace) -> str:
@@ -36,7 +40,7 @@ def _row(challenge: Any) -> Row:
                 "challenger": challenge.challenger, "opponents": list(challenge.opponents),
                 "answers": dict(challenge.answers), "status": challenge.status,
                 "message": challenge.message, "match_id": challenge.match_id or None,
-                "created_at": _iso(challenge.created_ms)}
+                "created_at": iso(challenge.created_ms)}
     return {"id": challenge.id, "game": challenge.game, "challenger": challenge.challenger,
             "opponents": list(challenge.opponents), "answers": dict(challenge.answers),
             "status": challenge.status, "message": challenge.message,
@@ -150,20 +154,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"auto-accept {args.setting}")
         return 0
     print(json.dumps(row, indent=2) if getattr(args, "json", False) else _line(row))
-    return 1 if command == "show" and row["status"] in ("declined", "cancelled") else 0
-
-
-class Opponents(cli.ArgType):
-    """Opponents in seat order, comma separated: ``house:KIND`` or a registered bot."""
-
-    good = "house:greedy,bob"
-    bad = ("", "bob,,cy", "x" * 73)
-
-    def __call__(self, text: str) -> list[str]:
-        names = [n.strip() for n in text.split(",")]
-        if not text.strip() or any(not 0 < len(n) <= 72 for n in names):
-            self.fail(f"name opponents separated by commas (house:greedy,bob), not {text!r}")
-        return names
+    return 1 if command == "show" and row["status"] in ENDED_UNPLAYED else 0
 
 
 def add_commands(commands: cli.Commands) -> None:
@@ -175,11 +166,12 @@ def add_commands(commands: cli.Commands) -> None:
                                            metavar="COMMAND")
     create = subcommands.add_parser("create", help="challenge opponents to an unrated match")
     create.add_argument("--game", required=True, type=cli.GameName())
-    create.add_argument("--against", required=True, type=Opponents(),
+    create.add_argument("--against", required=True, type=cli.Opponents(),
                         metavar="OPPONENT,...",
                         help="in seat order after the bot: house:KIND or a registered bot")
     listing = subcommands.add_parser("list", help="the challenges the bot made or is named in")
-    show = subcommands.add_parser("show", help="one challenge (exit 1 if declined)")
+    show = subcommands.add_parser("show", help="one challenge (exit 1 if declined, "
+                                                "cancelled or expired)")
     accept = subcommands.add_parser("accept", help="accept a challenge naming the bot")
     decline = subcommands.add_parser("decline", help="decline a challenge naming the bot, "
                                                      "or withdraw one's own")

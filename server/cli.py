@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from client_sdk import cli
 from server import challenge_cli, ladder_cli, options
+from server import tournament_cli as server_tournament_cli
 
 
 def _replay_verify(args: argparse.Namespace) -> int:
@@ -54,7 +55,8 @@ def _serve(args: argparse.Namespace) -> int:
     for game, key, value in args.ladder_setting:
         settings.setdefault(game, {})[key] = value
     ladder_options = ladder.LadderOptions(args.ladder, sizes, settings, args.house_bots,
-                                          args.house_rest)
+                                          args.house_rest,
+                                          challenge_expiry_s=args.challenge_expiry)
     server_options = app.ServerOptions(args.host, args.port, options.db_url(args),
                                        args.start_timeout, ladder=ladder_options,
                                        db_retry_s=args.db_retry,
@@ -96,6 +98,10 @@ def _add_serve(commands: cli.Commands) -> None:
                             "a name given twice is two bots)")
     serve.add_argument("--house-rest", type=cli.Seconds(0), default=1.0, metavar="SECONDS",
                        help="a house bot's pause between ladder matches (default: 1)")
+    serve.add_argument("--challenge-expiry", type=cli.Seconds(0, strict=True),
+                       default=3600.0, metavar="SECONDS",
+                       help="a challenge not answered by all its opponents within this "
+                            "expires (default: 3600)")
     serve.add_argument("--http-port", type=cli.Port(allow_off=True), default=8080,
                        help="port of the HTTP API and web page (default: 8080; 0 picks a free "
                             "port, -1: off)")
@@ -153,8 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     arena_parser = commands.add_parser("arena", help="play many local games between bots")
     arena_cli.add_arguments(arena_parser)
     cup = commands.add_parser("tournament", help="a round-robin or duplicate tournament, "
-                                                 "played here")
-    tournament_cli.add_arguments(cup)
+                                                 "played here or live on a server",
+                              description=tournament_cli.__doc__.split("\n\n")[1] + "\n\n"
+                              + server_tournament_cli.__doc__.split("\n\n")[0])
+    server_tournament_cli.add_arguments(cup)
     probe = commands.add_parser("health", help="ask a server whether it is SERVING")
     health_probe.add_arguments(probe)
     return parser

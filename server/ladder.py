@@ -32,6 +32,7 @@ from server.match_runner import MatchRunner, Outbox, replaced
 from server.match_setup import fresh_seed
 from server.models import BotRow
 from server.store import (
+    DEFAULT_CHALLENGE_EXPIRY_S,
     FREED_CHANNEL,
     HOUSE_PREFIX,
     Challenge,
@@ -99,6 +100,8 @@ class LadderOptions:
     """How long a house bot rests after a match before it can be seated again."""
     sweep_s: float = 5.0
     """How often (PostgreSQL) the server looks for dead servers' matches to abort."""
+    challenge_expiry_s: float = DEFAULT_CHALLENGE_EXPIRY_S
+    """How long a challenge waits for its opponents' answers before it expires."""
 
 
 class LadderError(Exception):
@@ -125,9 +128,11 @@ def house_names(kinds: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def make_challenge(store: Store, bot: BotRow, game: str, opponents: Sequence[str],
-                   games: Sequence[str], house: Mapping[str, str]) -> Challenge:
+                   games: Sequence[str], house: Mapping[str, str],
+                   expiry_s: float = DEFAULT_CHALLENGE_EXPIRY_S) -> Challenge:
     """Check and store a challenge of ``bot`` at ``game`` (one of ``games``, the ladders
-    run) against ``opponents``; ``house`` maps house bots' registered names to their kinds."""
+    run) against ``opponents``; ``house`` maps house bots' registered names to their kinds.
+    Unanswered for ``expiry_s`` seconds, it expires."""
     if bot.house is not None:
         raise ChallengeError("PERMISSION_DENIED", f"{bot.name!r} is a house bot")
     if not bot.enabled:
@@ -157,7 +162,7 @@ def make_challenge(store: Store, bot: BotRow, game: str, opponents: Sequence[str
                 raise ChallengeError("INVALID_ARGUMENT",
                                      f"house bot {kind!r} does not play {spec.id}")
         named.append(name)
-    challenge = store.create_challenge(spec.id, bot.name, named)
+    challenge = store.create_challenge(spec.id, bot.name, named, expiry_s)
     log.info("challenge %s (%s): %s against %s, %s", challenge.id, spec.id, bot.name,
              ", ".join(named), challenge.status)
     return challenge
@@ -571,7 +576,8 @@ class Ladder:
         registered bots, in seat order after it) and store it (a blocking call). It is
         seated, unrated, once accepted and once its registered bots wait on the ladder."""
         house = {name: str(w.house) for name, w in self.house.items()}
-        return make_challenge(self.store, bot, game, opponents, tuple(self.settings), house)
+        return make_challenge(self.store, bot, game, opponents, tuple(self.settings), house,
+                              self.options.challenge_expiry_s)
 
     def answered(self) -> None:
         """A challenge was accepted: seat it as soon as its bots wait (this server pokes;

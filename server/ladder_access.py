@@ -64,6 +64,16 @@ class LadderAccess(Protocol):
     def rotate_admin_token(self) -> str:
         """A new admin token (the old one stops working)."""
 
+    def create_tournament(self, game: str, format: str, bots: list[str], games: int,
+                          seats: int | None, wait_s: float | None) -> Row:
+        """Start a live tournament; it as ``tournament`` shows it."""
+
+    def tournament(self, tournament_id: str) -> Row:
+        """A live tournament: its standings so far and its schedule."""
+
+    def cancel_tournament(self, tournament_id: str) -> Row:
+        """Cancel a running tournament; it, cancelled."""
+
 
 def access(args: argparse.Namespace) -> LadderAccess:
     """The ladder named by the command's ``--server`` or ``--db``."""
@@ -79,14 +89,14 @@ def ms(moment: datetime | None) -> int:
     return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp() * 1000)
 
 
-def _iso(ms: int) -> str | None:
+def iso(ms: int) -> str | None:
     """ms since the Unix epoch as ISO text in UTC (the same from the database or a server)."""
     return None if not ms else datetime.fromtimestamp(ms / 1000, UTC).isoformat()
 
 
 def _summary_row(s: MatchSummary) -> Row:
     return {"match_id": s.match_id, "game": s.game, "status": s.status,
-            "created_at": _iso(ms(s.created_at)), "finished_at": _iso(ms(s.finished_at)),
+            "created_at": iso(ms(s.created_at)), "finished_at": iso(ms(s.finished_at)),
             "seats": list(s.seat_names),
             "totals": None if s.totals is None else list(s.totals)}
 
@@ -156,6 +166,34 @@ class LocalLadder:
         """A new admin token (the old one stops working)."""
         return self.store.rotate_admin_token()
 
+    def create_tournament(self, game: str, format: str, bots: list[str], games: int,
+                          seats: int | None, wait_s: float | None) -> Row:
+        """Store a live tournament: the servers on this database running ``game``'s ladder
+        seat its games."""
+        from server import tournaments
+        from server.tournament_views import tournament_json
+
+        row = tournaments.create_tournament(
+            self.store, game, format, bots, games, seats,
+            tournaments.DEFAULT_WAIT_S if wait_s is None else wait_s)
+        return tournament_json(row)
+
+    def tournament(self, tournament_id: str) -> Row:
+        """A live tournament: its standings so far and its schedule."""
+        from server.tournament_views import tournament_json
+
+        row = self.store.tournament(tournament_id)
+        if row is None:
+            raise cli.NotFoundError(f"no tournament {tournament_id!r}")
+        return tournament_json(row)
+
+    def cancel_tournament(self, tournament_id: str) -> Row:
+        """Cancel a running tournament; it, cancelled."""
+        from server.tournament_views import tournament_json
+        from server.tournaments import cancel_tournament
+
+        return tournament_json(cancel_tournament(self.store, tournament_id))
+
 
 class RemoteLadder:
     """The ladder of a running server, over gRPC: reads on LadderService, changes on
@@ -214,7 +252,7 @@ class RemoteLadder:
     def _page(self, **filters: Any) -> list[Row]:
         reply = self._call("ladder", "ListMatches", self._pb().ListMatchesRequest(**filters))
         return [{"match_id": m.match_id, "game": m.game, "status": m.status,
-                 "created_at": _iso(m.created_ms), "finished_at": _iso(m.finished_ms),
+                 "created_at": iso(m.created_ms), "finished_at": iso(m.finished_ms),
                  "seats": list(m.seats),
                  "totals": list(m.totals) if m.status in ("finished", "aborted") and m.totals
                  else None}
@@ -277,6 +315,55 @@ class RemoteLadder:
     def rotate_admin_token(self) -> str:
         """A new admin token (the old one stops working)."""
         return str(self._admin("RotateAdminToken", self._pb().RotateAdminTokenRequest()).token)
+
+    def create_tournament(self, game: str, format: str, bots: list[str], games: int,
+                          seats: int | None, wait_s: float | None) -> Row:
+        """Start a live tournament on the server."""
+        reply = self._admin("CreateTournament", self._pb().CreateTournamentRequest(
+            game=game, format=format, bots=bots, games=games, seats=seats or 0,
+            wait_s=wait_s))
+        return _tournament_row(reply.tournament)
+
+    def tournament(self, tournament_id: str) -> Row:
+        """A live tournament: its standings so far and its schedule."""
+        return _tournament_row(self._call("ladder", "GetTournament", self._pb()
+                                          .GetTournamentRequest(tournament_id=tournament_id))
+                               .tournament)
+
+    def cancel_tournament(self, tournament_id: str) -> Row:
+        """Cancel a running tournament; it, cancelled."""
+        return _tournament_row(self._admin("CancelTournament", self._pb()
+                                           .CancelTournamentRequest(tournament_id=tournament_id))
+                               .tournament)
+
+
+def _optional(message: Any, name: str) -> Any:
+    return getattr(message, name) if message.HasField(name) else None
+
+
+STANDING_FIELDS = ("bot", "games", "units", "win_share", "win_share_ci95", "mean_score",
+                   "mean_score_ci95", "vs_field", "vs_field_ci95", "mean_rank", "forfeited")
+"""A standing's fields, in the order the database holds them."""
+
+
+def _tournament_row(t: Any) -> Row:
+    """A wire Tournament as the plain values ``LocalLadder.tournament`` gives."""
+    schedule = []
+    for g in t.schedule:
+        game = {"table": g.table, "deal": g.deal, "rotation": g.rotation,
+                "seats": list(g.seats), "status": g.status, "match_id": g.match_id or None,
+                "absent": list(g.absent), "totals": list(g.totals) or None,
+                "ranks": list(g.ranks) or None}
+        if g.HasField("seed"):
+            game["seed"] = g.seed
+        schedule.append(game)
+    return {"tournament_id": t.tournament_id, "game": t.game, "format": t.format,
+            "bots": list(t.bots), "games": t.games, "seats": t.seats, "status": t.status,
+            "played": t.played, "total": t.total, "created_at": iso(t.created_ms),
+            "finished_at": iso(t.finished_ms), "forfeited": list(t.forfeited),
+            "standings": [{k: _optional(s, k) if k.endswith("_ci95") else getattr(s, k)
+                           for k in STANDING_FIELDS} for s in t.standings],
+            "schedule": schedule}
 
 
 def _rpc_error(address: str, exc: Any) -> cli.CommandError:

@@ -1,8 +1,9 @@
 """LadderService: what anyone may read of the ladder, over gRPC, without a token.
 
-The same facts as the HTTP API's public endpoints (server/api/browse.py): the leaderboard,
-the registered bots, the match log (results only once a match has ended) and the replays of
-matches that ended. Nothing here reveals a secret of a match in progress.
+The same facts as the HTTP API's public endpoints (server/api/browse.py and
+server/api/tournaments.py): the leaderboard, the registered bots, the match log (results only
+once a match has ended), the replays of matches that ended and the live tournaments. Nothing
+here reveals a secret of a match in progress.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from server.db_retry import DatabaseUnavailableError
 from server.ladder_access import ms
 from server.service import UNAVAILABLE
 from server.store import MatchSummary, Store, UnknownMatchError
+from server.tournament_views import tournament_to_proto
 
 STATUSES = ("created", "running", "finished", "aborted")
 """A match's statuses."""
@@ -42,7 +44,7 @@ class UnknownNameError(LookupError):
 
 
 class LadderService:
-    """GetLeaderboard, ListBots, ListMatches and GetReplay."""
+    """GetLeaderboard, ListBots, ListMatches, GetReplay and GetTournament."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -54,6 +56,7 @@ class LadderService:
             "ListBots": self.bots,
             "ListMatches": self.matches,
             "GetReplay": self.replay,
+            "GetTournament": self.tournament,
         }
         return grpc.method_handlers_generic_handler(wire.LADDER_SERVICE, {
             name: grpc.unary_unary_rpc_method_handler(
@@ -99,6 +102,13 @@ class LadderService:
                                   f"replay exists once it ends")
         return pb.GetReplayResponse(
             replay=json.dumps(self.store.replay(request.match_id)).encode())
+
+    def tournament(self, request: pb.GetTournamentRequest) -> pb.GetTournamentResponse:
+        """A live tournament: its standings so far and its schedule."""
+        row = self.store.tournament(request.tournament_id)
+        if row is None:
+            raise UnknownNameError(f"no tournament {request.tournament_id!r}")
+        return pb.GetTournamentResponse(tournament=tournament_to_proto(row))
 
 
 def _game(name: str) -> str:

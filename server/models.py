@@ -39,6 +39,10 @@ class MatchRow(SQLModel, table=True):
     instance: str | None = Field(default=None, index=True)
     """The server process running it (set when it starts); a dead instance's match is
     aborted by the next server that looks."""
+    tournament_id: str | None = Field(default=None, index=True)
+    """The live tournament whose game it plays, if any."""
+    tournament_game: int | None = None
+    """With ``tournament_id``: the game's index in the tournament's schedule."""
 
 
 class SeatRow(SQLModel, table=True):
@@ -132,6 +136,8 @@ class ChallengeRow(SQLModel, table=True):
     match_id: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
+    expires_at: datetime | None = None
+    """While ``pending`` past this moment, the challenge is ``expired``."""
 
 
 class AdminTokenRow(SQLModel, table=True):
@@ -148,7 +154,8 @@ class TournamentRow(SQLModel, table=True):
 
     ``schedule_json`` lists its games in order (lineup, seed, and once played the match id,
     outcome and which bots were absent); ``standings_json`` holds the standings so far.
-    ``running`` until every game is played (``finished``).
+    ``running`` until every game is played (``finished``) or the admin cancels it
+    (``cancelled``: its games not started yet are not played).
     """
 
     __tablename__ = "tournament"

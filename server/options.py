@@ -97,6 +97,11 @@ def classify(exc: BaseException) -> cli.CommandError | None:
             return cli.UsageError(str(exc))
         if isinstance(exc, DatabaseBusyError | MatchElsewhereError):
             return cli.DatabaseError(str(exc))
+    if "server.tournaments" in sys.modules:
+        from server.tournaments import TournamentRequestError
+
+        if isinstance(exc, TournamentRequestError):
+            return cli.NotFoundError(str(exc)) if exc.code == 404 else cli.UsageError(str(exc))
     if "sqlalchemy" in sys.modules:
         from sqlalchemy.exc import SQLAlchemyError
 

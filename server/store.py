@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import event, func, or_, text, update
@@ -113,6 +113,9 @@ class ChallengeError(ValueError):
 
 
 HOUSE_PREFIX = "house:"
+DEFAULT_CHALLENGE_EXPIRY_S = 3600.0
+"""How long a challenge waits for its answers before it expires (``serve
+--challenge-expiry``)."""
 """How a challenge names a house bot opponent: ``house:greedy``."""
 
 
@@ -128,7 +131,7 @@ class Challenge:
     answers: dict[str, str]
     """Each registered opponent's answer: pending, accepted or declined."""
     status: str
-    """pending, accepted, declined, cancelled or started."""
+    """pending, accepted, declined, cancelled, expired or started."""
     message: str
     match_id: str | None
     created_at: datetime
@@ -141,10 +144,25 @@ class Challenge:
 
     @classmethod
     def of(cls, row: ChallengeRow) -> Challenge:
-        """The challenge a stored row holds."""
+        """The challenge a stored row holds; a pending one past its expiry is expired."""
+        status, message = row.status, row.message
+        if _expired(row):
+            status, message = "expired", _expiry_message(row)
         return cls(row.id, row.game, row.challenger, tuple(json.loads(row.opponents_json)),
-                   dict(json.loads(row.answers_json)), row.status, row.message, row.match_id,
+                   dict(json.loads(row.answers_json)), status, message, row.match_id,
                    row.created_at)
+
+
+def _expired(row: ChallengeRow) -> bool:
+    """Whether ``row`` is a pending challenge past its expiry."""
+    return row.status == "pending" and row.expires_at is not None \
+        and _utc(row.expires_at) <= datetime.now(UTC)
+
+
+def _expiry_message(row: ChallengeRow) -> str:
+    waited = (_utc(row.expires_at or row.created_at) - _utc(row.created_at)).total_seconds()
+    unanswered = [b for b, a in json.loads(row.answers_json).items() if a == "pending"]
+    return (f"expired: {', '.join(unanswered)} did not answer within {waited:g} s")
 
 
 class UnknownMatchError(LookupError):
@@ -604,12 +622,13 @@ class Store:
 
     # -- challenges ------------------------------------------------------------------------
 
-    def create_challenge(self, game: str, challenger: str, opponents: Sequence[str]
-                         ) -> Challenge:
+    def create_challenge(self, game: str, challenger: str, opponents: Sequence[str],
+                         expiry_s: float = DEFAULT_CHALLENGE_EXPIRY_S) -> Challenge:
         """Store a challenge of ``challenger`` (a connecting bot) against ``opponents``
         (``house:KIND`` or registered bots' names, already checked to play ``game``). A
         registered house bot's name stands for its kind; a bot that auto-accepts accepts
-        now, and with no one left to ask the challenge is accepted."""
+        now, and with no one left to ask the challenge is accepted. Unanswered for
+        ``expiry_s`` seconds, it expires."""
         with self._session() as session:
             names = {o for o in opponents if not o.startswith(HOUSE_PREFIX)} | {challenger}
             rows = {b.name: b for b in session.exec(select(BotRow).where(
@@ -631,9 +650,12 @@ class Store:
                 seats.append(name)
                 answers[name] = "accepted" if row.auto_accept else "pending"
             status = "accepted" if all(a == "accepted" for a in answers.values()) else "pending"
+            now = utcnow()
             made = ChallengeRow(id=uuid.uuid4().hex[:12], game=game, challenger=challenger,
                                 opponents_json=json.dumps(seats),
-                                answers_json=json.dumps(answers), status=status)
+                                answers_json=json.dumps(answers), status=status,
+                                created_at=now, updated_at=now,
+                                expires_at=now + timedelta(seconds=expiry_s))
             session.add(made)
             if status == "accepted":
                 self._announce_free(session)
@@ -679,6 +701,13 @@ class Store:
                 raise ChallengeError("NOT_FOUND", f"no challenge {challenge_id!r}")
             answers = dict(json.loads(row.answers_json))
             because = f": {reason}" if reason else ""
+            if _expired(row):
+                row.status, row.message = "expired", _expiry_message(row)
+                row.updated_at = utcnow()
+                session.add(row)
+                session.commit()
+                raise ChallengeError("FAILED_PRECONDITION",
+                                     f"challenge {challenge_id} is {row.message}")
             if bot == row.challenger and not accept and row.status in ("pending", "accepted"):
                 row.status, row.message = "cancelled", f"cancelled by {bot}{because}"
             elif bot not in answers:
@@ -941,39 +970,66 @@ class Store:
             return list(session.exec(query).all())
 
     @_retried
-    def save_tournament(self, tournament_id: str, schedule: Sequence[Mapping[str, Any]],
-                        standings: Sequence[Mapping[str, Any]], forfeited: Sequence[str],
-                        finished: bool) -> None:
-        """Write a running tournament's schedule, standings and forfeits (and its end)."""
+    def change_tournament(self, tournament_id: str,
+                          change: Callable[[TournamentRow], bool]) -> TournamentRow | None:
+        """Lock tournament ``tournament_id``, let ``change`` edit it and write it if
+        ``change`` says so; the row (None if there is none)."""
         with self._session() as session:
             row = session.exec(select(TournamentRow).where(TournamentRow.id == tournament_id)
                                .with_for_update()).first()
             if row is None:
-                raise LookupError(f"no tournament {tournament_id!r}")
-            row.schedule_json = json.dumps(list(schedule))
-            row.standings_json = json.dumps(list(standings))
-            row.forfeited_json = json.dumps(list(forfeited))
-            if finished:
-                row.status, row.finished_at = "finished", utcnow()
-            session.add(row)
-            session.commit()
+                return None
+            if change(row):
+                session.add(row)
+                session.commit()
+                session.refresh(row)
+        return row
 
-    def seat_tournament_game(self, tournament_id: str, game: str,
+    @_retried
+    def tournament_game_of(self, match_id: str) -> tuple[str, int] | None:
+        """The (tournament id, game index) match ``match_id`` plays, or None."""
+        with self._session() as session:
+            row = session.get(MatchRow, match_id)
+        if row is None or row.tournament_id is None or row.tournament_game is None:
+            return None
+        return row.tournament_id, row.tournament_game
+
+    @_retried
+    def match_states(self, match_ids: Sequence[str]
+                     ) -> dict[str, tuple[str, str | None, datetime | None]]:
+        """Each of ``match_ids``'s status, instance and end (UTC)."""
+        with self._session() as session:
+            rows = session.exec(select(MatchRow.id, MatchRow.status, MatchRow.instance,
+                                       MatchRow.finished_at)
+                                .where(col(MatchRow.id).in_(list(match_ids)))).all()
+        return {i: (status, instance, None if end is None else _utc(end))
+                for i, status, instance, end in rows}
+
+    def seat_tournament_game(self, tournament_id: str, index: int, game: str,
                              settings: Mapping[str, Any], seed: int,
-                             seat_names: Sequence[str], instance: str) -> str | None:
-        """Create the running, unrated match of one tournament game on ``instance``,
-        claiming its bots as a ladder table does; None (nothing written) if a bot sits
-        in another match."""
+                             seat_names: Sequence[str], instance: str,
+                             change: Callable[[TournamentRow, str], None]) -> str | None:
+        """Create the running, unrated match of game ``index`` of a tournament on
+        ``instance``, claiming its bots as a ladder table does, and let ``change`` mark the
+        game started in the locked tournament row, in one transaction; None (nothing
+        written) if the game is no longer pending or a bot sits in another match."""
         return self.retry.call("seat_tournament_game", self._seat_tournament_game,
-                               uuid.uuid4().hex[:12], game, settings, seed, seat_names,
-                               instance)
+                               uuid.uuid4().hex[:12], tournament_id, index, game, settings,
+                               seed, seat_names, instance, change)
 
-    def _seat_tournament_game(self, match_id: str, game: str, settings: Mapping[str, Any],
-                              seed: int, seat_names: Sequence[str], instance: str
-                              ) -> str | None:
+    def _seat_tournament_game(self, match_id: str, tournament_id: str, index: int, game: str,
+                              settings: Mapping[str, Any], seed: int,
+                              seat_names: Sequence[str], instance: str,
+                              change: Callable[[TournamentRow, str], None]) -> str | None:
         with self._session() as session:
             if session.get(MatchRow, match_id) is not None:
                 return match_id  # an earlier try committed it
+            row = session.exec(select(TournamentRow).where(TournamentRow.id == tournament_id)
+                               .with_for_update()).first()
+            if row is None or row.status != "running" or \
+                    json.loads(row.schedule_json)[index]["status"] != "pending":
+                session.rollback()
+                return None  # another server seated it, or it was cancelled
             for name in sorted(seat_names):  # the ladder's lock order
                 claimed = session.execute(
                     update(BotRow).where(col(BotRow.name) == name,
@@ -986,13 +1042,16 @@ class Store:
             session.add(MatchRow(id=match_id, game=game,
                                  settings_json=json.dumps(dict(settings)), seed=seed,
                                  seat_count=len(seat_names), status="running", ladder=True,
-                                 rated=False, instance=instance, created_at=utcnow()))
+                                 rated=False, instance=instance, created_at=utcnow(),
+                                 tournament_id=tournament_id, tournament_game=index))
             session.flush()
             versions = {b.name: b.version for b in session.exec(select(BotRow).where(
                 col(BotRow.name).in_(list(seat_names)))).all()}
             for seat, name in enumerate(seat_names):
                 session.add(SeatRow(match_id=match_id, seat=seat, name=name, house=None,
                                     bot=name, bot_version=versions[name]))
+            change(row, match_id)
+            session.add(row)
             session.commit()
         return match_id
 

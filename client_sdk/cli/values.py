@@ -299,6 +299,36 @@ class BotName(ArgType):
         return text
 
 
+class BotNames(ArgType):
+    """Registered bots' names, comma separated, each once."""
+
+    good = "ann,bob"
+    bad = ("ann,,bob", "ann,ann", "ann,no spaces")
+
+    def __call__(self, text: str) -> list[str]:
+        names = [n.strip() for n in text.split(",")]
+        for name in names:
+            problem = bot_name_problem(name)
+            if problem:
+                self.fail(problem)
+        if len(set(names)) != len(names):
+            self.fail(f"a bot is named twice in {text!r}")
+        return names
+
+
+class Opponents(ArgType):
+    """Opponents in seat order, comma separated: ``house:KIND`` or a registered bot."""
+
+    good = "house:greedy,bob"
+    bad = ("", "bob,,cy", "x" * 73)
+
+    def __call__(self, text: str) -> list[str]:
+        names = [n.strip() for n in text.split(",")]
+        if not text.strip() or any(not 0 < len(n) <= 72 for n in names):
+            self.fail(f"name opponents separated by commas (house:greedy,bob), not {text!r}")
+        return names
+
+
 class MatchId(ArgType):
     """A stored match's id."""
 

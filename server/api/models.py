@@ -315,10 +315,12 @@ class ChallengeOut(BaseModel):
     opponents: list[str] = Field(description="seat 1 on: house:KIND or a registered bot")
     answers: dict[str, str] = Field(description="each registered opponent's answer: "
                                                 "pending, accepted or declined")
-    status: str = Field(description="pending | accepted | declined | cancelled | started: "
+    status: str = Field(description="pending | accepted | declined | cancelled | expired | "
+                                    "started: "
                                     "an accepted challenge is seated once its bots wait on "
                                     "the game's ladder")
-    message: str = Field(description="who declined or cancelled it and why; empty otherwise")
+    message: str = Field(description="who declined or cancelled it and why, or who did not "
+                                     "answer before it expired; empty otherwise")
     match_id: str | None = Field(description="the unrated match it started, once it has")
     created_at: datetime
 

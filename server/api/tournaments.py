@@ -1,10 +1,10 @@
 """Live tournaments over HTTP: anyone reads them (``GET /api/tournaments``, ``GET
-/api/tournaments/{id}``); the admin starts one (``POST /api/admin/tournaments``)."""
+/api/tournaments/{id}``); the admin starts one (``POST /api/admin/tournaments``) and may
+cancel it (``POST /api/admin/tournaments/{id}/cancel``)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path
@@ -13,7 +13,13 @@ from pydantic import BaseModel, Field
 from server.api.context import Context, require_admin
 from server.api.errors import ApiError, error_responses
 from server.models import TournamentRow
-from server.tournaments import DEFAULT_WAIT_S, FORFEIT_AFTER, TournamentRequestError, public_games
+from server.tournament_views import tournament_json
+from server.tournaments import (
+    DEFAULT_WAIT_S,
+    FORFEIT_AFTER,
+    TournamentRequestError,
+    cancel_tournament,
+)
 
 router = APIRouter(tags=["tournaments"])
 
@@ -47,7 +53,7 @@ class TournamentSummary(BaseModel):
     bots: list[str]
     games: int = Field(description="games at every table")
     seats: int
-    status: str = Field(description="running or finished")
+    status: str = Field(description="running, finished or cancelled")
     played: int = Field(description="games over so far")
     total: int = Field(description="games in the whole schedule")
     created_at: str
@@ -56,13 +62,7 @@ class TournamentSummary(BaseModel):
     @classmethod
     def of(cls, row: TournamentRow) -> TournamentSummary:
         """The summary of a stored tournament."""
-        games = json.loads(row.schedule_json)
-        return cls(tournament_id=row.id, game=row.game, format=row.format,
-                   bots=json.loads(row.entrants_json), games=row.games, seats=row.seats,
-                   status=row.status,
-                   played=sum(g["status"] in ("finished", "aborted") for g in games),
-                   total=len(games), created_at=row.created_at.isoformat(),
-                   finished_at=row.finished_at.isoformat() if row.finished_at else None)
+        return cls(**tournament_json(row))
 
 
 class TournamentPage(TournamentSummary):
@@ -73,15 +73,14 @@ class TournamentPage(TournamentSummary):
         description="best first: bot, games, units, win_share(_ci95), mean_score(_ci95), "
                     "vs_field(_ci95), mean_rank, forfeited")
     schedule: list[dict[str, Any]] = Field(
-        description="every game in order: table, deal, rotation, seats, status, match_id, "
-                    "absent, totals, ranks (a seed once the game is over)")
+        description="every game in order: table, deal, rotation, seats, status (pending, "
+                    "running, finished, aborted or cancelled), match_id, absent, totals, "
+                    "ranks (a seed once the game is over)")
 
     @classmethod
     def full(cls, row: TournamentRow) -> TournamentPage:
         """The page of a stored tournament."""
-        return cls(**TournamentSummary.of(row).model_dump(),
-                   forfeited=json.loads(row.forfeited_json),
-                   standings=json.loads(row.standings_json), schedule=public_games(row))
+        return cls(**tournament_json(row))
 
 
 class TournamentList(BaseModel):
@@ -119,7 +118,23 @@ async def create(ctx: Context, body: TournamentIn) -> TournamentPage:
         row = await asyncio.to_thread(ctx.ladder.tournaments.create, body.game, body.format,
                                       body.bots, body.games, body.seats, body.wait_s)
     except TournamentRequestError as exc:
-        code = {400: "invalid_tournament", 404: "not_found", 409: "conflict"}[exc.code]
-        raise ApiError(exc.code, code, str(exc)) from exc
+        raise _error(exc) from exc
     ctx.ladder.poke()
     return TournamentPage.full(row)
+
+
+@router.post("/api/admin/tournaments/{tournament_id}/cancel", response_model=TournamentPage,
+             dependencies=[Depends(require_admin)], responses=error_responses(401, 403, 404, 409))
+async def cancel(ctx: Context, tournament_id: TournamentId) -> TournamentPage:
+    """Cancel a running tournament (admin): its games not started are not played; a game
+    under way plays to its end. Its status is then cancelled."""
+    try:
+        row = await asyncio.to_thread(cancel_tournament, ctx.store, tournament_id)
+    except TournamentRequestError as exc:
+        raise _error(exc) from exc
+    return TournamentPage.full(row)
+
+
+def _error(exc: TournamentRequestError) -> ApiError:
+    code = {400: "invalid_tournament", 404: "not_found", 409: "conflict"}[exc.code]
+    return ApiError(exc.code, code, str(exc))

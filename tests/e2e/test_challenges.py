@@ -345,3 +345,37 @@ def test_bullring_challenge_on_the_database(tmp_path: Path) -> None:
     nowhere = tmp_path / "none.db"
     absent = bullring("challenge", "list", "--db", f"sqlite:///{nowhere}", token=tokens["ann"])
     assert absent.returncode == 2 and not nowhere.exists()
+
+
+def test_a_challenge_not_answered_in_time_expires(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """With ``serve --challenge-expiry 0.5``, ann's challenge to cy is pending when made;
+    unanswered, ann then reads it as expired, naming who did not answer (``bullring
+    challenge show`` exits 1 saying so), and cy can no longer accept it."""
+    server = LadderServer(db_url(tmp_path), [*FAST, "--challenge-expiry", "0.5"]).start()
+    stop_all.append(server)
+    tokens = {name: server.add_bot(name) for name in ("ann", "cy")}
+    calls = Calls(server.address)
+    try:
+        asked = calls.challenge("CreateChallenge", tokens["ann"], pb.CreateChallengeRequest(
+            game="six_nimmt", opponents=["cy"])).challenge
+        assert asked.status == "pending"
+        request = pb.GetChallengeRequest(challenge_id=asked.challenge_id)
+        seen = asked
+        for _ in range(10_000):  # each call waits on the server's answer
+            seen = calls.challenge("GetChallenge", tokens["ann"], request).challenge
+            if seen.status != "pending":
+                break
+        assert (seen.status, seen.message) == ("expired", "expired: cy did not answer within "
+                                                          "0.5 s")
+        with pytest.raises(grpc.aio.AioRpcError) as late:
+            calls.challenge("AnswerChallenge", tokens["cy"], pb.AnswerChallengeRequest(
+                challenge_id=asked.challenge_id, accept=True))
+        assert late.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "is expired" in (late.value.details() or "")
+    finally:
+        calls.close()
+    shown = bullring("challenge", "show", asked.challenge_id, "--server", server.address,
+                     token=tokens["ann"])
+    assert shown.returncode == 1 and "expired: cy did not answer" in shown.stdout
+    assert Store(server.db).challenge(asked.challenge_id).status == "expired"

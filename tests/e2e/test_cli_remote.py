@@ -72,6 +72,9 @@ LOCATED = {("bots", "add"), ("bots", "version"), ("bots", "disable"), ("bots", "
 CHALLENGE = {("challenge", name) for name in ("create", "list", "show", "accept", "decline",
                                               "auto-accept")}
 """``bullring challenge``, exercised both ways in tests/e2e/test_challenges.py."""
+LIVE = {("tournament",)}
+"""``bullring tournament``, live with --server or --db (in-process without either), both ways
+in tests/e2e/test_live_tournament.py."""
 
 
 def test_every_ladder_command_takes_db_and_server() -> None:
@@ -86,7 +89,7 @@ def test_every_ladder_command_takes_db_and_server() -> None:
         else:
             assert path in {("serve",), ("bot",), ("health",)} or not (
                 {"--db", "--server"} & flags), path
-    assert found == LOCATED | CHALLENGE
+    assert found == LOCATED | CHALLENGE | LIVE
 
 
 def test_reads_agree_local_and_remote(capsys: pytest.CaptureFixture[str],

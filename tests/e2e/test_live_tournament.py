@@ -4,6 +4,9 @@ over HTTP and it plays to the end on the bots' ladder streams, stored and shown.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from pathlib import Path
 
 import httpx
@@ -11,14 +14,30 @@ import pytest
 
 from referee.replay import verify
 from server.store import Store
-from tests.ladder_helpers import LadderBot, LadderServer
-from tests.serving import db_url
+from tests.ladder_helpers import LadderBot, LadderServer, Lines
+from tests.serving import CLI, db_url
 
 FAST = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
         "--ladder-setting", "six_nimmt:deadline_ms=300"]
 """Short 6 nimmt! matches: one round of ten tricks; an absent seat times out quickly."""
 
 NAMES = ("ann", "bob", "cy", "dee")
+
+
+def four_bots(tmp_path: Path, stop_all: list[LadderBot | LadderServer]
+              ) -> tuple[LadderServer, dict[str, LadderBot]]:
+    """A server and the four bots of ``NAMES``, registered, each in its own ``bullring bot
+    --ladder six_nimmt`` process waiting on the ladder."""
+    server = LadderServer(db_url(tmp_path), FAST).start()
+    stop_all.append(server)
+    tokens = {name: server.add_bot(name) for name in NAMES}
+    bots = {name: LadderBot.start(name, server.address, tokens[name], "six_nimmt",
+                                  "house:greedy") for name in NAMES}
+    stop_all.extend(bots.values())
+    for bot in bots.values():
+        bot.err.wait(lambda lines: any("waiting on the six_nimmt ladder" in ln for ln in lines),
+                     30, "the bot to wait on the ladder")
+    return server, bots
 
 
 @pytest.mark.parametrize(("format", "seats", "games", "total"),
@@ -30,15 +49,7 @@ def test_a_live_tournament_among_four_remote_bots_survives_a_killed_bot(
     are played with its seat on default actions, and after two absences it forfeits. The
     tournament finishes; every match is stored unrated and verifies; the standings (with
     intervals) are stored and served by the API."""
-    server = LadderServer(db_url(tmp_path), FAST).start()
-    stop_all.append(server)
-    tokens = {name: server.add_bot(name) for name in NAMES}
-    bots = {name: LadderBot.start(name, server.address, tokens[name], "six_nimmt",
-                                  "house:greedy") for name in NAMES}
-    stop_all.extend(bots.values())
-    for bot in bots.values():
-        bot.err.wait(lambda lines: any("waiting on the six_nimmt ladder" in ln for ln in lines),
-                     30, "the bot to wait on the ladder")
+    server, bots = four_bots(tmp_path, stop_all)
     admin = {"authorization": f"Bearer {server.admin_token()}"}
     body = {"game": "six_nimmt", "format": format, "bots": list(NAMES), "games": games,
             "seats": seats, "wait_s": 0.5}
@@ -82,3 +93,88 @@ def test_a_live_tournament_among_four_remote_bots_survives_a_killed_bot(
         assert list(summary.ranks or ()) == game["ranks"]
         verify(store.replay(game["match_id"]))
         assert store.rating_changes(match_id=game["match_id"]) == []
+
+
+def test_bullring_tournament_waits_through_a_server_killed_and_restarted(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """``bullring tournament --server`` starts a round-robin among four remote bots and
+    waits. The server is killed (kill -9) while a tournament match is in flight and started
+    again on the same database: it aborts that match, plays its game again from the same
+    deal, and the tournament finishes; the command prints the standings with intervals."""
+    server, _ = four_bots(tmp_path, stop_all)
+    command = subprocess.Popen(
+        [*CLI, "tournament", "--server", server.address, "--admin-token", server.admin_token(),
+         "--format", "round-robin", "--bots", ",".join(NAMES), "--games", "3"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert command.stdout is not None and command.stderr is not None
+    err, out = Lines(command.stderr), Lines(command.stdout)
+    err.wait(lambda lines: any(ln.startswith("tournament ") for ln in lines), 30,
+             "the tournament's id")
+    tid = next(ln for ln in err.lines if ln.startswith("tournament ")).split()[1].rstrip(":")
+    assert server.log is not None
+    server.log.wait(lambda lines: any(f"tournament {tid} game 1:" in ln for ln in lines), 120,
+                    "the second tournament game")
+    killed = next(ln for ln in server.log.lines if f"tournament {tid} game 1:" in ln
+                  ).split("match ")[1].split(",")[0]
+    server.kill()
+    port = server.address.rsplit(":", 1)[1]
+    again = LadderServer(server.db, [*FAST, "--port", port]).start()
+    stop_all.append(again)
+    out.wait(lambda lines: bool(lines) and lines[-1] == "", 300, "the command's end")
+    assert command.wait(timeout=30) == 0, err.text()
+    report = out.text()
+    assert f"six_nimmt round-robin tournament {tid}: finished, 3 of 3 games played" in report
+    assert all(name in report for name in NAMES) and "±" in report
+    assert "asking again" in err.text()
+    store = Store(server.db)
+    row = store.tournament(tid)
+    assert row is not None and row.status == "finished"
+    games = json.loads(row.schedule_json)
+    assert [g["status"] for g in games] == ["finished"] * 3
+    assert games[1]["match_id"] != killed and games[1]["tries"] == 2
+    assert store.match_page(match_id=killed)[0][0].status == "aborted"
+    assert store.tournament_game_of(killed) == (tid, 1)
+    assert {s["bot"] for s in json.loads(row.standings_json)} == set(NAMES)
+    for game in games:
+        verify(store.replay(game["match_id"]))
+
+
+def test_a_tournament_is_cancelled_from_the_command_line(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """A tournament started on the database waits for bots that are not connected; cancelled
+    over the server, its games are never played, the API says cancelled, ``--show`` prints
+    it and exits 1, and cancelling it again is refused in one line."""
+    server = LadderServer(db_url(tmp_path), FAST).start()
+    stop_all.append(server)
+    for name in NAMES:
+        server.add_bot(name)
+    admin = server.admin_token()
+    made = subprocess.run([*CLI, "tournament", "--db", server.db, "--format", "duplicate",
+                           "--bots", ",".join(NAMES), "--games", "4", "--seats", "2",
+                           "--absent-wait", "3600", "--detach"],
+                          capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    tid = made.stdout.strip()
+    with httpx.Client(base_url=server.http, timeout=10) as http:
+        assert http.get(f"/api/tournaments/{tid}").json()["status"] == "running"
+        cancelled = subprocess.run([*CLI, "tournament", "--server", server.address,
+                                    "--admin-token", admin, "--cancel", tid],
+                                   capture_output=True, text=True, timeout=60)
+        assert cancelled.returncode == 0, cancelled.stderr
+        assert cancelled.stdout == f"tournament {tid} cancelled after 0 of 24 games\n"
+        page = http.get(f"/api/tournaments/{tid}").json()
+        assert page["status"] == "cancelled" and page["finished_at"] is not None
+        assert {g["status"] for g in page["schedule"]} == {"cancelled"}
+        again = http.post(f"/api/admin/tournaments/{tid}/cancel",
+                          headers={"authorization": f"Bearer {admin}"})
+        assert again.status_code == 409 and "is cancelled" in again.json()["error"]["message"]
+    shown = subprocess.run([*CLI, "tournament", "--server", server.address, "--show", tid],
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 1 and f"tournament {tid}: cancelled, 0 of 24" in shown.stdout
+    twice = subprocess.run([*CLI, "tournament", "--db", server.db, "--cancel", tid],
+                           capture_output=True, text=True, timeout=60)
+    assert twice.returncode == 2 and twice.stderr.strip().endswith(f"tournament {tid} is "
+                                                                   f"cancelled")
+    assert len(twice.stderr.strip().splitlines()) == 1
+    assert Store(server.db).match_page()[1] == 0  # nothing was seated
