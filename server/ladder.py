@@ -28,9 +28,10 @@ from referee.registry import get_game
 from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub, game_refusal
 from server.instances import InstanceGuard
-from server.match_runner import MatchRunner, Outbox, replaced
+from server.match_runner import MatchRunner
 from server.match_setup import fresh_seed
 from server.models import BotRow
+from server.outbox import Outbox, replaced
 from server.store import (
     DEFAULT_CHALLENGE_EXPIRY_S,
     FREED_CHANNEL,

@@ -18,8 +18,10 @@ from server.db_retry import DatabaseUnavailableError
 from server.hub import MatchHub, MatchOverError, game_refusal
 from server.ladder import Ladder, LadderError, LadderSession
 from server.limits import Limits
-from server.match_runner import MatchRunner, Outbox, loop_watch
+from server.match_clock import loop_watch
+from server.match_runner import MatchRunner
 from server.models import BotRow
+from server.outbox import Outbox
 from server.store import MatchElsewhereError, UnknownMatchError
 
 UNAVAILABLE = "the database is unavailable for the moment; try again"
@@ -331,12 +333,12 @@ class SpectatorService:
             for stored in ended:
                 yield stored
             return
-        queue = runner.watch()
+        queue = runner.feed.watch()
         try:
             while (item := await queue.get()) is not None:
                 yield item
         finally:
-            runner.unwatch(queue)  # a spectator that left is fed no more
+            runner.feed.unwatch(queue)  # a spectator that left is fed no more
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler serving this service's methods."""

@@ -66,7 +66,7 @@ async def feed(source: Annotated[MatchRunner | list[pb.WatchResponse] | pb.Match
         for event in _numbered(source, last_event_id or 0):
             yield event
         return
-    queue = source.watch()
+    queue = source.feed.watch()
     number = 0
     try:
         while (item := await queue.get()) is not None:
@@ -75,7 +75,7 @@ async def feed(source: Annotated[MatchRunner | list[pb.WatchResponse] | pb.Match
             number += item.WhichOneof("body") != "match_ended"
             await asyncio.sleep(0)
     finally:
-        source.unwatch(queue)
+        source.feed.unwatch(queue)
 
 
 def _numbered(items: list[pb.WatchResponse], skip: int, before: int = 0

@@ -26,8 +26,9 @@ from server.api.polling import Connect
 from server.api.proto_json import to_json
 from server.hub import MatchOverError, game_refusal
 from server.ladder import LadderError, LadderSession
-from server.match_runner import MatchRunner, Outbox
+from server.match_runner import MatchRunner
 from server.models import BotRow
+from server.outbox import Outbox
 from server.store import UnknownMatchError
 
 router = APIRouter(prefix="/api/play", tags=["play"])

@@ -20,7 +20,7 @@ from typing import Any
 
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server.api.proto_json import to_json
-from server.match_runner import Outbox, replaced
+from server.outbox import Outbox, replaced
 
 LEASE_S = 30.0
 """A long-poll connection with no poll for this long is closed (the seat is disconnected)."""

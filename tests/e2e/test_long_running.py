@@ -156,22 +156,22 @@ def test_a_spectator_who_leaves_is_fed_no_more(served: Callable[..., Any],
             runner = server.hub.runners[match.match_id]
             watch = wire.watch_stub(channel)
             calls = [watch(pb.WatchRequest(match_id=match.match_id)) for _ in range(3)]
-            await until(lambda: len(runner.spectators) == 3, "three spectators")
+            await until(lambda: len(runner.feed.spectators) == 3, "three spectators")
             calls[0].cancel()
             calls[1].cancel()
-            await until(lambda: len(runner.spectators) == 1, "two spectators to leave")
+            await until(lambda: len(runner.feed.spectators) == 1, "two spectators to leave")
             http = f"http://127.0.0.1:{server.http.port}" if server.http else ""
             async with httpx.AsyncClient(timeout=GUARD_S) as client, client.stream(
                     "GET", f"{http}/api/matches/{match.match_id}/feed") as response:
                 assert response.status_code == 200
-                await until(lambda: len(runner.spectators) == 2, "the HTTP spectator")
-            await until(lambda: len(runner.spectators) == 1, "the HTTP spectator to leave")
+                await until(lambda: len(runner.feed.spectators) == 2, "the HTTP spectator")
+            await until(lambda: len(runner.feed.spectators) == 1, "the HTTP spectator to leave")
             other = SeatClient(channel, str(match.tokens[1]))
             other.join()
             await seat.next("decision")  # the match has started: the runner publishes
             await other.next("decision")
             calls[2].cancel()
-            await until(lambda: not runner.spectators, "the last spectator to leave")
+            await until(lambda: not runner.feed.spectators, "the last spectator to leave")
             for player in (seat, other):
                 player.close()
                 player.call.cancel()

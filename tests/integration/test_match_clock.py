@@ -18,7 +18,8 @@ from client_sdk import wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.six_nimmt import new_state
 from server.hub import MatchHub
-from server.match_runner import MAX_UNREAD, MatchRunner, Outbox
+from server.match_runner import MatchRunner
+from server.outbox import MAX_UNREAD, Outbox
 from server.service import BotService
 from server.store import MatchConfig, Store
 
@@ -117,7 +118,7 @@ def test_a_request_nobody_takes_still_times_out_and_the_match_goes_on() -> None:
     async def body() -> None:
         runner = _runner(100)
         runner.attach(0)  # connected, but nothing ever reads its outbox
-        spectator = runner.watch()
+        spectator = runner.feed.watch()
         task = asyncio.create_task(runner.run())
         first = await spectator.get()
         # the opening rows come first
