@@ -4,7 +4,12 @@
 the bot once the match says which game it is, answers every decision within the time the
 server says is left (minus a safety margin), and reconnects into the same seat when the
 connection drops. With a registered bot's token, ``--ladder GAME`` plays that game's ladder,
-one match after another.
+one match after another. With ``--practice`` too, it first asks the server for one unrated
+match against ``--against`` (house bots ``house:KIND`` or registered bots, in seat order
+after it; by default three house bots), plays it on that ladder and leaves; a registered
+opponent's owner must accept first (the command waits, and exits 1 if the challenge is
+declined or expires). While a registered opponent is not on the ladder yet, a rated table
+may seat the bot first: it plays that match and waits on for the practice match.
 
 BOT is ``house:NAME`` (a house bot), ``package.module:ClassName`` or
 ``path/to/file.py:ClassName`` (a ``client_sdk.bot.Bot`` subclass).
@@ -47,6 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "after another")
     parser.add_argument("--matches", type=cli.non_negative(), default=0, metavar="N",
                         help="with --ladder: leave after N matches (default: never)")
+    parser.add_argument("--practice", action="store_true",
+                        help="with --ladder: ask for one unrated match, play it and leave")
+    parser.add_argument("--against", type=cli.Opponents(), default=None,
+                        metavar="OPPONENT,...",
+                        help="with --practice: house:KIND or registered bots, in seat order "
+                             "after this bot (default: three house bots)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also log events and verdicts")
     parser.add_argument("bot", metavar="BOT", type=cli.BotSpec(),
@@ -75,6 +86,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     import asyncio
 
     from client_sdk import wire
+    from client_sdk.generated.bullring.v2 import referee_pb2 as pb
     from client_sdk.runner import play
 
     _configure_logging(args.verbose)
@@ -95,11 +107,38 @@ def run_from_args(args: argparse.Namespace) -> int:
             print(f"match {match_id[0]} ended: totals {list(ended.totals)} ranks "
                   f"{list(ended.ranks)} ({termination})", flush=True)
 
+    async def practice() -> pb.MatchEnded:
+        """Ask for the practice match, wait for its answers, play on the ladder until it
+        has been played."""
+        from client_sdk import practice as ask
+
+        made = await ask.ask(args.server, token, args.ladder,
+                             args.against or ask.house_opponents(args.ladder))
+        print(f"practice match asked for: challenge {made.challenge_id} against "
+              f"{', '.join(made.opponents)}, {made.status}", flush=True)
+        made = await ask.accepted(args.server, token, made, lambda c: print(
+            f"waiting for {', '.join(b for b, a in c.answers.items() if a == 'pending')} "
+            f"to accept", flush=True))
+        while True:
+            ended = await play(args.server, token, args.bot, seed=args.seed,
+                               transport=args.transport, margin_ms=args.margin_ms,
+                               give_up_after_s=args.give_up_after, on_message=remember,
+                               ladder=args.ladder, matches=1)
+            made = await ask.challenge(args.server, token, made.challenge_id)
+            if made.match_id and made.match_id == match_id[0]:
+                return ended
+
+    if (args.practice or args.against) and not args.ladder:
+        raise cli.UsageError("--practice: name the game to practise with --ladder GAME")
+    if args.against and not args.practice:
+        raise cli.UsageError("--against: only with --practice")
+    if args.practice and args.matches:
+        raise cli.UsageError("--matches: a practice plays one match")
     try:
-        ended = asyncio.run(play(args.server, token, args.bot, seed=args.seed,
-                                 transport=args.transport, margin_ms=args.margin_ms,
-                                 give_up_after_s=args.give_up_after, on_message=remember,
-                                 ladder=args.ladder, matches=args.matches))
+        ended = asyncio.run(practice() if args.practice else play(
+            args.server, token, args.bot, seed=args.seed, transport=args.transport,
+            margin_ms=args.margin_ms, give_up_after_s=args.give_up_after,
+            on_message=remember, ladder=args.ladder, matches=args.matches))
     except PermissionError as e:
         raise cli.RefusedError(str(e)) from None
     except ConnectionError as e:

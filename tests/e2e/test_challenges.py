@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from client_sdk import wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.replay import verify
 from server.store import Store
-from tests.ladder_helpers import LadderBot, LadderServer, wait_until
+from tests.ladder_helpers import LadderBot, LadderServer, Lines, wait_until
 from tests.serving import CLI, db_url
 
 FAST = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
@@ -379,3 +380,50 @@ def test_a_challenge_not_answered_in_time_expires(
                      token=tokens["ann"])
     assert shown.returncode == 1 and "expired: cy did not answer" in shown.stdout
     assert Store(server.db).challenge(asked.challenge_id).status == "expired"
+
+
+def test_bullring_bot_practice_plays_one_unrated_match(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """``bullring bot --practice`` (three house bots by default) and the SDK's
+    ``bullring-bot --practice --against`` ask the server for a practice match, play it to
+    the end on the ladder and leave; each match is the challenge's, stored unrated. A
+    challenge to a registered bot that declines ends the command with status 1."""
+    server = LadderServer(db_url(tmp_path), FAST).start()
+    stop_all.append(server)
+    tokens = {name: server.add_bot(name) for name in ("ann", "bob")}
+    sdk = [sys.executable, "-m", "client_sdk.runner_cli"]
+    runs = [([*CLI, "bot"], []), (sdk, ["--against", "house:random,house:greedy"])]
+    store = Store(server.db)
+    for command, extra in runs:
+        done = subprocess.run([*command, "--server", server.address, "--token", tokens["ann"],
+                               "--ladder", "six_nimmt", "--practice", *extra, "house:greedy"],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        asked, ended = done.stdout.splitlines()
+        challenge_id = asked.split("challenge ")[1].split()[0]
+        assert asked.endswith(", accepted")
+        match_id = ended.split()[1]
+        assert ended.startswith(f"match {match_id} ended: totals ")
+        challenge = store.challenge(challenge_id)
+        assert challenge.status == "started" and challenge.match_id == match_id
+        seats = ["ann", *(extra[1].split(",") if extra else
+                          ["house:greedy", "house:random", "house:greedy-2"])]
+        assert_unrated(store, match_id, seats)
+
+    declined = subprocess.Popen([*CLI, "bot", "--server", server.address, "--token",
+                                 tokens["ann"], "--ladder", "six_nimmt", "--practice",
+                                 "--against", "bob", "house:greedy"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert declined.stdout is not None
+    out = Lines(declined.stdout)
+    out.wait(lambda lines: any("waiting for bob to accept" in ln for ln in lines), 60,
+             "the command to wait for bob")
+    challenge_id = out.lines[0].split("challenge ")[1].split()[0]
+    refused = bullring("challenge", "decline", challenge_id, "--reason", "busy", "--server",
+                       server.address, token=tokens["bob"])
+    assert refused.returncode == 0, refused.stderr
+    _, err = declined.communicate(timeout=60)
+    assert declined.returncode == 1
+    assert err.strip().splitlines()[-1].endswith(f"challenge {challenge_id} is declined: "
+                                                 f"declined by bob: busy")
