@@ -68,3 +68,19 @@ def test_the_tournament_page_updates_live(
     links = page.locator("[data-testid=tournament-games] a[href^='#/match/']")
     assert links.count() == 8
     check_page(page, axe, folder, "tournament-finished")
+
+    admin = {"authorization": f"Bearer {server.admin_token()}"}
+    again = httpx.post(f"{server.http}/api/admin/tournaments", timeout=10, headers=admin,
+                       json={"game": "six_nimmt", "format": "round-robin", "bots": list(NAMES),
+                             "games": 4, "seats": 4, "wait_s": 600})
+    assert again.status_code == 201, again.text
+    other = again.json()["tournament_id"]
+    cancelled = httpx.post(f"{server.http}/api/admin/tournaments/{other}/cancel", timeout=10,
+                           headers=admin)
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    page.goto(f"{server.http}/?refresh=300#/tournament/{other}")
+    page.wait_for_function("document.querySelector('[data-testid=tournament-facts] "
+                           "[data-testid=status]')?.textContent === 'cancelled'",
+                           timeout=30_000)
+    assert page.locator("[data-testid=tournament-games] tr[data-status=cancelled]").count() >= 3
+    check_page(page, axe, folder, "tournament-cancelled")
