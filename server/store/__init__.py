@@ -1,0 +1,80 @@
+"""Persistence: matches and seats, the bot registry, ratings, the admin token, replays.
+
+sqlmodel on a SQLite file by default; PostgreSQL (``postgresql+psycopg://...``) with ``--db``.
+The schema is migrated to the newest alembic revision when a Store opens the database.
+Every call is synchronous and short; the server runs them in a worker thread.
+
+Writes that must not happen twice are conditional updates checked by their row count (a
+bot is seated only if it sits nowhere; a match is recorded only if it is still running),
+so two servers on one PostgreSQL database never seat a bot twice or record a match twice.
+On SQLite every transaction begins IMMEDIATE, which serialises writers the same way.
+
+The calls the running server makes are retried while the database is unavailable for a
+moment (server/db_retry.py); being single conditional transactions, a retry never applies a
+write twice. Calls that are not safe to repeat (registering a bot, new tokens) are not retried.
+"""
+
+from __future__ import annotations
+
+from server.models import BotRow, MatchRow, RatingChangeRow, RatingRow, SeatRow
+from server.options import DEFAULT_DB
+from server.ratings import LeaderboardEntry
+from server.store.base import FREED_CHANNEL, hash_token
+from server.store.bots import (
+    MAX_OWNER,
+    BotError,
+    BotNameTakenError,
+    BotRegistry,
+    UnknownBotNameError,
+)
+from server.store.challenges import (
+    DEFAULT_CHALLENGE_EXPIRY_S,
+    HOUSE_PREFIX,
+    Challenge,
+    ChallengeError,
+    ChallengeRecords,
+)
+from server.store.leaderboard import RatingRecords
+from server.store.matches import (
+    MatchConfig,
+    MatchElsewhereError,
+    MatchRecords,
+    MatchSummary,
+    UnknownMatchError,
+)
+from server.store.seating import Seating
+from server.store.tournaments import TournamentRecords
+
+
+class Store(MatchRecords, Seating, RatingRecords, ChallengeRecords, BotRegistry,
+            TournamentRecords):
+    """The store on one database URL; the schema is upgraded to head on opening.
+
+    ``retry_s`` is how long a call keeps retrying while the database is unavailable. Each
+    base holds the calls of one kind of record (``server/store/*.py``)."""
+
+
+__all__ = [
+    "DEFAULT_CHALLENGE_EXPIRY_S",
+    "DEFAULT_DB",
+    "FREED_CHANNEL",
+    "HOUSE_PREFIX",
+    "MAX_OWNER",
+    "BotError",
+    "BotNameTakenError",
+    "BotRow",
+    "Challenge",
+    "ChallengeError",
+    "LeaderboardEntry",
+    "MatchConfig",
+    "MatchElsewhereError",
+    "MatchRow",
+    "MatchSummary",
+    "RatingChangeRow",
+    "RatingRow",
+    "SeatRow",
+    "Store",
+    "UnknownBotNameError",
+    "UnknownMatchError",
+    "hash_token",
+]

@@ -1,0 +1,259 @@
+"""Challenges: a bot asks named opponents for an unrated match; they accept or decline; an
+accepted challenge is seated as a ladder table is."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import update
+from sqlmodel import col, select
+
+from server.models import BotRow, ChallengeRow, MatchRow, SeatRow, utcnow
+from server.store.base import StoreBase, retried, utc
+from server.store.bots import MAX_OWNER, locked_bot
+
+
+class ChallengeError(ValueError):
+    """A challenge request that cannot be done; ``code`` is the gRPC status name to answer."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+HOUSE_PREFIX = "house:"
+"""How a challenge names a house bot opponent: ``house:greedy``."""
+
+DEFAULT_CHALLENGE_EXPIRY_S = 3600.0
+"""How long a challenge waits for its answers before it expires (``serve
+--challenge-expiry``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Challenge:
+    """A stored challenge, as its challenger and opponents see it."""
+
+    id: str
+    game: str
+    challenger: str
+    opponents: tuple[str, ...]
+    """In seat order after the challenger: ``house:KIND`` or a registered bot's name."""
+    answers: dict[str, str]
+    """Each registered opponent's answer: pending, accepted or declined."""
+    status: str
+    """pending, accepted, declined, cancelled, expired or started."""
+    message: str
+    match_id: str | None
+    created_at: datetime
+
+    @property
+    def bots(self) -> tuple[str, ...]:
+        """The registered bots it seats: the challenger, then its registered opponents."""
+        return (self.challenger,
+                *(o for o in self.opponents if not o.startswith(HOUSE_PREFIX)))
+
+    @classmethod
+    def of(cls, row: ChallengeRow) -> Challenge:
+        """The challenge a stored row holds; a pending one past its expiry is expired."""
+        status, message = row.status, row.message
+        if _expired(row):
+            status, message = "expired", _expiry_message(row)
+        return cls(row.id, row.game, row.challenger, tuple(json.loads(row.opponents_json)),
+                   dict(json.loads(row.answers_json)), status, message, row.match_id,
+                   row.created_at)
+
+
+def _expired(row: ChallengeRow) -> bool:
+    """Whether ``row`` is a pending challenge past its expiry."""
+    return row.status == "pending" and row.expires_at is not None \
+        and utc(row.expires_at) <= datetime.now(UTC)
+
+
+def _expiry_message(row: ChallengeRow) -> str:
+    waited = (utc(row.expires_at or row.created_at) - utc(row.created_at)).total_seconds()
+    unanswered = [b for b, a in json.loads(row.answers_json).items() if a == "pending"]
+    return (f"expired: {', '.join(unanswered)} did not answer within {waited:g} s")
+
+
+class ChallengeRecords(StoreBase):
+    """The store's challenges, from their making to their match."""
+
+    def create_challenge(self, game: str, challenger: str, opponents: Sequence[str],
+                         expiry_s: float = DEFAULT_CHALLENGE_EXPIRY_S) -> Challenge:
+        """Store a challenge of ``challenger`` (a connecting bot) against ``opponents``
+        (``house:KIND`` or registered bots' names, already checked to play ``game``). A
+        registered house bot's name stands for its kind; a bot that auto-accepts accepts
+        now, and with no one left to ask the challenge is accepted. Unanswered for
+        ``expiry_s`` seconds, it expires."""
+        with self._session() as session:
+            names = {o for o in opponents if not o.startswith(HOUSE_PREFIX)} | {challenger}
+            rows = {b.name: b for b in session.exec(select(BotRow).where(
+                col(BotRow.name).in_(sorted(names)))).all()}
+            seats: list[str] = []
+            answers: dict[str, str] = {}
+            for name in opponents:
+                row = rows.get(name)
+                if name.startswith(HOUSE_PREFIX) or (row is not None and row.house):
+                    seats.append(name if row is None else HOUSE_PREFIX + str(row.house))
+                    continue
+                if row is None:
+                    raise ChallengeError("NOT_FOUND", f"no bot named {name!r} is registered")
+                if name == challenger or name in answers:
+                    raise ChallengeError("INVALID_ARGUMENT",
+                                         f"{name!r} is named twice (a bot takes one seat)")
+                if not row.enabled:
+                    raise ChallengeError("FAILED_PRECONDITION", f"bot {name!r} is disabled")
+                seats.append(name)
+                answers[name] = "accepted" if row.auto_accept else "pending"
+            status = "accepted" if all(a == "accepted" for a in answers.values()) else "pending"
+            now = utcnow()
+            made = ChallengeRow(id=uuid.uuid4().hex[:12], game=game, challenger=challenger,
+                                opponents_json=json.dumps(seats),
+                                answers_json=json.dumps(answers), status=status,
+                                created_at=now, updated_at=now,
+                                expires_at=now + timedelta(seconds=expiry_s))
+            session.add(made)
+            if status == "accepted":
+                self._announce_free(session)
+            session.commit()
+        return Challenge.of(made)
+
+    @retried
+    def challenge(self, challenge_id: str) -> Challenge:
+        """The stored challenge ``challenge_id``."""
+        with self._session() as session:
+            row = session.get(ChallengeRow, challenge_id)
+        if row is None:
+            raise ChallengeError("NOT_FOUND", f"no challenge {challenge_id!r}")
+        return Challenge.of(row)
+
+    @retried
+    def challenges(self, bot: str, limit: int = 100) -> list[Challenge]:
+        """The newest challenges ``bot`` made or is named in, newest first."""
+        query = select(ChallengeRow).order_by(col(ChallengeRow.created_at).desc(),
+                                              col(ChallengeRow.id))
+        found: list[Challenge] = []
+        with self._session() as session:
+            for row in session.exec(query.limit(20 * limit)):
+                challenge = Challenge.of(row)
+                if bot in challenge.bots:
+                    found.append(challenge)
+                    if len(found) == limit:
+                        break
+        return found
+
+    @retried
+    def answer_challenge(self, challenge_id: str, bot: str, accept: bool,
+                         reason: str = "") -> Challenge:
+        """``bot`` accepts or declines a pending challenge naming it; its challenger may
+        withdraw it (``accept`` False) until it starts. The first decline ends it."""
+        if len(reason) > MAX_OWNER or any(unicodedata.category(c) == "Cc" for c in reason):
+            raise ChallengeError("INVALID_ARGUMENT", f"a reason has at most {MAX_OWNER} "
+                                                     f"characters and no control characters")
+        with self._session() as session:
+            row = session.exec(select(ChallengeRow).where(ChallengeRow.id == challenge_id)
+                               .with_for_update()).first()
+            if row is None:
+                raise ChallengeError("NOT_FOUND", f"no challenge {challenge_id!r}")
+            answers = dict(json.loads(row.answers_json))
+            because = f": {reason}" if reason else ""
+            if _expired(row):
+                row.status, row.message = "expired", _expiry_message(row)
+                row.updated_at = utcnow()
+                session.add(row)
+                session.commit()
+                raise ChallengeError("FAILED_PRECONDITION",
+                                     f"challenge {challenge_id} is {row.message}")
+            if bot == row.challenger and not accept and row.status in ("pending", "accepted"):
+                row.status, row.message = "cancelled", f"cancelled by {bot}{because}"
+            elif bot not in answers:
+                raise ChallengeError("PERMISSION_DENIED",
+                                     f"challenge {challenge_id} does not name {bot!r}")
+            elif row.status != "pending" or answers[bot] != "pending":
+                raise ChallengeError("FAILED_PRECONDITION",
+                                     f"challenge {challenge_id} is {row.status}; {bot} "
+                                     f"answered {answers[bot]}")
+            elif not accept:
+                answers[bot] = "declined"
+                row.status, row.message = "declined", f"declined by {bot}{because}"
+            else:
+                answers[bot] = "accepted"
+                if all(a == "accepted" for a in answers.values()):
+                    row.status = "accepted"
+                    self._announce_free(session)
+            row.answers_json = json.dumps(answers)
+            row.updated_at = utcnow()
+            session.add(row)
+            session.commit()
+        return Challenge.of(row)
+
+    @retried
+    def set_auto_accept(self, name: str, auto_accept: bool) -> None:
+        """Whether ``name`` accepts every challenge naming it without being asked."""
+        with self._session() as session:
+            row = locked_bot(session, name)
+            row.auto_accept = auto_accept
+            session.add(row)
+            session.commit()
+
+    @retried
+    def ready_challenges(self, game: str) -> list[Challenge]:
+        """The accepted challenges of ``game`` not yet seated, oldest first."""
+        with self._session() as session:
+            return [Challenge.of(r) for r in session.exec(
+                select(ChallengeRow).where(ChallengeRow.game == game,
+                                           ChallengeRow.status == "accepted")
+                .order_by(col(ChallengeRow.created_at), col(ChallengeRow.id))).all()]
+
+    def seat_challenge(self, challenge: Challenge, settings: Mapping[str, Any], seed: int,
+                       seat_names: Sequence[str], instance: str) -> str | None:
+        """Create the running, unrated match of an accepted challenge on ``instance``:
+        the challenger, then its opponents, in ``seat_names``. Its registered bots are
+        claimed as a ladder table's are; None (nothing written) if any claim fails or the
+        challenge is no longer accepted."""
+        return self.retry.call("seat_challenge", self._seat_challenge, uuid.uuid4().hex[:12],
+                               challenge, settings, seed, seat_names, instance)
+
+    def _seat_challenge(self, match_id: str, challenge: Challenge, settings: Mapping[str, Any],
+                        seed: int, seat_names: Sequence[str], instance: str) -> str | None:
+        with self._session() as session:
+            if session.get(MatchRow, match_id) is not None:
+                return match_id  # an earlier try committed it
+            started = session.execute(
+                update(ChallengeRow).where(col(ChallengeRow.id) == challenge.id,
+                                           col(ChallengeRow.status) == "accepted")
+                .values(status="started", match_id=match_id, updated_at=utcnow())
+            ).rowcount  # type: ignore[attr-defined]
+            if started != 1:
+                session.rollback()
+                return None
+            for name in sorted(challenge.bots):  # the ladder's lock order
+                claimed = session.execute(
+                    update(BotRow).where(col(BotRow.name) == name,
+                                         col(BotRow.current_match).is_(None),
+                                         col(BotRow.enabled).is_(True))
+                    .values(current_match=match_id)
+                ).rowcount  # type: ignore[attr-defined]
+                if claimed != 1:
+                    session.rollback()
+                    return None
+            session.add(MatchRow(id=match_id, game=challenge.game,
+                                 settings_json=json.dumps(dict(settings)), seed=seed,
+                                 seat_count=len(seat_names), status="running", ladder=True,
+                                 rated=False, instance=instance, created_at=utcnow()))
+            session.flush()
+            versions = {b.name: b.version for b in session.exec(select(BotRow).where(
+                col(BotRow.name).in_(list(challenge.bots)))).all()}
+            for seat, spec in enumerate((challenge.challenger, *challenge.opponents)):
+                house = spec[len(HOUSE_PREFIX):] if spec.startswith(HOUSE_PREFIX) else None
+                session.add(SeatRow(match_id=match_id, seat=seat, name=seat_names[seat],
+                                    house=house, bot=None if house else spec,
+                                    bot_version=None if house else versions[spec]))
+            session.commit()
+        return match_id

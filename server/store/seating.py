@@ -1,0 +1,113 @@
+"""Seating registered bots in running ladder matches, and freeing them: each bot is claimed
+by a conditional update, so two servers on one database never seat a bot twice."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import update
+from sqlmodel import col, select
+
+from server.models import BotRow, MatchRow, SeatRow, utcnow
+from server.store.base import StoreBase, retried
+
+
+class Seating(StoreBase):
+    """Ladder tables: bots claimed for a match, freed when it ends or its server is gone."""
+
+    def seat_ladder_match(self, game: str, settings: Mapping[str, Any], seed: int,
+                          bots: Sequence[str], instance: str,
+                          token_hashes: Mapping[str, str] | None = None) -> str | None:
+        """Create a running ladder match of ``bots`` (in seat order) on ``instance``.
+
+        Each bot is claimed with a conditional update (enabled, seated nowhere, and still
+        holding the token hash given in ``token_hashes``, for bots that connected with one);
+        if any claim fails nothing is written and None is returned. Retried with the same
+        match id, so a try whose commit went through but whose answer was lost is recognised.
+        """
+        return self.retry.call("seat_ladder_match", self._seat_ladder_match,
+                               uuid.uuid4().hex[:12], game, settings, seed, bots, instance,
+                               dict(token_hashes or {}))
+
+    def _seat_ladder_match(self, match_id: str, game: str, settings: Mapping[str, Any],
+                           seed: int, bots: Sequence[str], instance: str,
+                           token_hashes: Mapping[str, str]) -> str | None:
+        with self._session() as session:
+            if session.get(MatchRow, match_id) is not None:
+                return match_id  # an earlier try committed it
+            for name in sorted(bots):  # one lock order for every server: no deadlocks
+                claim = update(BotRow).where(col(BotRow.name) == name,
+                                             col(BotRow.current_match).is_(None),
+                                             col(BotRow.enabled).is_(True))
+                if name in token_hashes:  # a token rotated meanwhile: not seated
+                    claim = claim.where(col(BotRow.token_hash) == token_hashes[name])
+                claimed = session.execute(
+                    claim.values(current_match=match_id)
+                ).rowcount  # type: ignore[attr-defined]
+                if claimed != 1:
+                    session.rollback()
+                    return None
+            # Taken once every claim holds its row: later than the end of the bots' last
+            # matches, so a bot's matches never overlap in stored time either.
+            now = utcnow()
+            session.add(MatchRow(id=match_id, game=game, settings_json=json.dumps(dict(settings)),
+                                 seed=seed, seat_count=len(bots), status="running", ladder=True,
+                                 rated=True, instance=instance, created_at=now))
+            session.flush()
+            session.execute(update(BotRow).where(col(BotRow.name).in_(list(bots)))
+                            .values(last_seated_at=now))
+            rows = {b.name: b for b in session.exec(select(BotRow).where(
+                col(BotRow.name).in_(list(bots)))).all()}
+            for seat, name in enumerate(bots):
+                row = rows[name]
+                session.add(SeatRow(match_id=match_id, seat=seat, name=name, house=row.house,
+                                    bot=name, bot_version=row.version))
+            session.commit()
+        return match_id
+
+    @retried
+    def free_bots(self, names: Sequence[str]) -> set[str]:
+        """Those of ``names`` that are enabled and seated in no match."""
+        with self._session() as session:
+            return set(session.exec(select(BotRow.name).where(
+                col(BotRow.name).in_(list(names)), col(BotRow.current_match).is_(None),
+                col(BotRow.enabled).is_(True))).all())
+
+    @retried
+    def abort_orphans(self, instance: str, alive: Callable[[str], bool]) -> list[str]:
+        """Abort the running matches of server instances that are gone (not ``instance``,
+        and ``alive`` says no); free their bots. They are not rated. Returns their ids."""
+        with self._session() as session:
+            others = session.exec(select(MatchRow.instance).where(
+                MatchRow.status == "running", col(MatchRow.instance).is_not(None),
+                MatchRow.instance != instance).distinct()).all()
+        return self._abort_running([i for i in others if i is not None and not alive(i)])
+
+    @retried
+    def abort_running(self, instances: Sequence[str]) -> list[str]:
+        """Abort every running match of ``instances`` (unrated) and free their bots; return
+        their ids. A server stopping calls it for itself, for matches it seated but did not
+        get to run."""
+        return self._abort_running(instances)
+
+    def _abort_running(self, instances: Sequence[str]) -> list[str]:
+        aborted: list[str] = []
+        if not instances:
+            return aborted
+        dead = list(instances)
+        with self._session() as session:
+            ids = list(session.exec(select(MatchRow.id).where(
+                MatchRow.status == "running", col(MatchRow.instance).in_(dead))).all())
+            if ids:
+                session.execute(update(MatchRow).where(col(MatchRow.id).in_(ids),
+                                                       col(MatchRow.status) == "running")
+                                .values(status="aborted", finished_at=utcnow()))
+                session.execute(update(BotRow).where(col(BotRow.current_match).in_(ids))
+                                .values(current_match=None))
+                self._announce_free(session)
+                aborted = ids
+            session.commit()
+        return aborted
