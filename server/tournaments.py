@@ -253,6 +253,8 @@ class Tournaments:
     def ended(self, runner: MatchRunner) -> None:
         """Record a tournament match that ended here (a blocking call); the last game ends
         the tournament. A match that did not end normally is played again."""
+        if runner.config.rated:
+            return  # a rated ladder match: never a tournament game
         found = self.store.tournament_game_of(runner.config.match_id)
         if found is None:
             return

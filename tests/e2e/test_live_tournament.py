@@ -24,11 +24,11 @@ FAST = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
 NAMES = ("ann", "bob", "cy", "dee")
 
 
-def four_bots(tmp_path: Path, stop_all: list[LadderBot | LadderServer]
+def four_bots(url: str, stop_all: list[LadderBot | LadderServer]
               ) -> tuple[LadderServer, dict[str, LadderBot]]:
-    """A server and the four bots of ``NAMES``, registered, each in its own ``bullring bot
-    --ladder six_nimmt`` process waiting on the ladder."""
-    server = LadderServer(db_url(tmp_path), FAST).start()
+    """A server on the database ``url`` and the four bots of ``NAMES``, registered, each in
+    its own ``bullring bot --ladder six_nimmt`` process waiting on the ladder."""
+    server = LadderServer(url, FAST).start()
     stop_all.append(server)
     tokens = {name: server.add_bot(name) for name in NAMES}
     bots = {name: LadderBot.start(name, server.address, tokens[name], "six_nimmt",
@@ -49,7 +49,7 @@ def test_a_live_tournament_among_four_remote_bots_survives_a_killed_bot(
     are played with its seat on default actions, and after two absences it forfeits. The
     tournament finishes; every match is stored unrated and verifies; the standings (with
     intervals) are stored and served by the API."""
-    server, bots = four_bots(tmp_path, stop_all)
+    server, bots = four_bots(db_url(tmp_path), stop_all)
     admin = {"authorization": f"Bearer {server.admin_token()}"}
     body = {"game": "six_nimmt", "format": format, "bots": list(NAMES), "games": games,
             "seats": seats, "wait_s": 0.5}
@@ -96,12 +96,13 @@ def test_a_live_tournament_among_four_remote_bots_survives_a_killed_bot(
 
 
 def test_bullring_tournament_waits_through_a_server_killed_and_restarted(
-        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+        db: str, stop_all: list[LadderBot | LadderServer]) -> None:
     """``bullring tournament --server`` starts a round-robin among four remote bots and
     waits. The server is killed (kill -9) while a tournament match is in flight and started
     again on the same database: it aborts that match, plays its game again from the same
-    deal, and the tournament finishes; the command prints the standings with intervals."""
-    server, _ = four_bots(tmp_path, stop_all)
+    deal, and the tournament finishes; the command prints the standings with intervals. On
+    SQLite and on PostgreSQL."""
+    server, _ = four_bots(db, stop_all)
     command = subprocess.Popen(
         [*CLI, "tournament", "--server", server.address, "--admin-token", server.admin_token(),
          "--format", "round-robin", "--bots", ",".join(NAMES), "--games", "3"],
