@@ -14,6 +14,12 @@ at the start of ``FORFEIT_AFTER`` of its games in a row forfeits: it is marked s
 standings, and its remaining games are seated at once, without waiting for it, on default
 actions. Every match is stored (unrated, replayable); the standings, with 95% intervals
 over games (round-robin) or deals (duplicate), are stored after every game.
+
+Servers (the rule): the schedule, the match of each game (also written on the match row)
+and the standings live in the database, so any server on it seats the next game and a
+restarted server goes on where the tournament stood. A game whose match did not end
+normally is played again from the same deal, ``MAX_TRIES`` times at most (``_play_again``).
+A cancelled tournament plays none of its games not started.
 """
 
 from __future__ import annotations
