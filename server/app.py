@@ -54,6 +54,8 @@ class ServerOptions:
     """How long a database call is retried while the database is unavailable."""
     limits: Limits = field(default_factory=Limits)
     """What clients may hold on both ports: connections, streams, sizes, silences."""
+    human_matches: int = 8
+    """Matches for people the web page's button may have open at once (0: no button)."""
 
 
 class RefereeServer:
@@ -89,7 +91,7 @@ class RefereeServer:
         self._trimmer: asyncio.Task[None] | None = None
         self.http: HttpServer | None = None
         if options.http_port is not None:
-            context = ApiContext(self.hub, self.ladder)
+            context = ApiContext(self.hub, self.ladder, human_limit=options.human_matches)
             self.http = HttpServer(build_app(context), options.host, options.http_port,
                                    options.grace_s, options.limits, token_gate(context))
 

@@ -64,7 +64,8 @@ def _serve(args: argparse.Namespace) -> int:
                                        limits=Limits(args.max_connections, args.max_streams,
                                                      args.max_body_kb * 1024,
                                                      header_timeout_s=args.header_timeout,
-                                                     idle_timeout_s=args.idle_timeout))
+                                                     idle_timeout_s=args.idle_timeout),
+                                       human_matches=args.human_matches)
     return app.main(server_options)
 
 
@@ -105,6 +106,9 @@ def _add_serve(commands: cli.Commands) -> None:
     serve.add_argument("--http-port", type=cli.Port(allow_off=True), default=8080,
                        help="port of the HTTP API and web page (default: 8080; 0 picks a free "
                             "port, -1: off)")
+    serve.add_argument("--human-matches", type=cli.non_negative(), default=8, metavar="N",
+                       help="matches for people (the web page's \"play against the bots\") "
+                            "open at once (default: 8; 0: no such button)")
     limits = serve.add_argument_group(
         "limits", "what clients may hold, the same on the gRPC and the HTTP port")
     limits.add_argument("--max-connections", type=cli.non_negative(), default=0, metavar="N",

@@ -120,6 +120,8 @@ def _replay_export(args: argparse.Namespace) -> int:
 
 
 def _match_create(args: argparse.Namespace) -> int:
+    from server.match_setup import human_settings
+
     settings = cli.game_settings(args.game, args.setting)
     if args.deadline_ms is not None:
         settings["deadline_ms"] = str(args.deadline_ms)
@@ -130,11 +132,21 @@ def _match_create(args: argparse.Namespace) -> int:
             raise cli.UsageError(f"--house: seat {seat} is not a seat of a {args.seats}-seat "
                                  f"match (0..{args.seats - 1})")
         house[seat] = name
+    humans = set(args.human)
+    for seat in humans:
+        if not seat < args.seats or seat in house:
+            raise cli.UsageError(f"--human: seat {seat} is not a free seat of this "
+                                 f"{args.seats}-seat match")
+    if humans:
+        settings = human_settings(settings)
     match_id, tokens = ladder(args).create_match(args.game, args.seats, settings, args.seed,
                                                  house)
     print(f"match {match_id}")
     for seat, token in enumerate(tokens):
-        print(f"seat {seat} {'house:' + house[seat] if token is None else 'token ' + token}")
+        line = f"seat {seat} {'house:' + house[seat] if token is None else 'token ' + token}"
+        if token is not None and seat in humans:
+            line += f" play: {args.web.rstrip('/')}/play/{match_id}#{token}"
+        print(line)
     return 0
 
 
@@ -205,6 +217,12 @@ def add_commands(commands: cli.Commands) -> None:
                         help="time for each decision (the deadline_ms setting)")
     create.add_argument("--house", action="append", default=[], type=cli.HouseSeat(),
                         metavar="SEAT=NAME", help="a house bot plays SEAT (0-based)")
+    create.add_argument("--human", action="append", default=[], type=cli.Integer(0, 9),
+                        metavar="SEAT", help="a person plays SEAT in the browser: its line "
+                        "ends with the link to open (the deadline is 30000 ms unless given)")
+    create.add_argument("--web", default="http://127.0.0.1:8080", type=cli.Text(200),
+                        metavar="URL", help="the server's web address, for --human's links "
+                                            "(default: http://127.0.0.1:8080)")
     create.add_argument("--seed", type=cli.Integer(0, 2**31 - 1), default=None,
                         help="the deal's root seed (default: a fresh random one, shown in the "
                              "replay once the match has ended)")

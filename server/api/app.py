@@ -11,7 +11,17 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from server.api import admin, browse, challenges, errors, feed, play, proto_schema, tournaments
+from server.api import (
+    admin,
+    browse,
+    challenges,
+    errors,
+    feed,
+    human,
+    play,
+    proto_schema,
+    tournaments,
+)
 from server.api.context import ApiContext
 
 WEB = Path(__file__).resolve().parent.parent / "web"
@@ -19,8 +29,8 @@ WEB = Path(__file__).resolve().parent.parent / "web"
 
 DESCRIPTION = """\
 Bullring's HTTP API: leaderboard, bots, matches, replays, a live public feed of each match
-(Server-Sent Events), HTTP play for bots without gRPC, practice matches and challenges, and
-admin operations.
+(Server-Sent Events), HTTP play for bots without gRPC, matches for a person in the browser,
+practice matches and challenges, and admin operations.
 
 Every error is JSON: `{"error": {"code": "stable_code", "message": "..."}}`.
 Seat tokens, registered bots' tokens and the admin token go in `Authorization: Bearer TOKEN`.
@@ -33,7 +43,7 @@ def build_app(ctx: ApiContext) -> FastAPI:
                   docs_url=None, redoc_url=None)
     app.state.bullring = ctx
     errors.install(app)
-    for module in (browse, feed, play, challenges, tournaments, admin):
+    for module in (browse, feed, play, human, challenges, tournaments, admin):
         app.include_router(module.router)
 
     @app.get("/", include_in_schema=False)

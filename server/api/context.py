@@ -31,6 +31,11 @@ class ApiContext:
     ladder: Ladder | None = None
     """The ladders, which registered bots join over HTTP too."""
     polls: PollSessions = field(default_factory=PollSessions)
+    human_limit: int = 8
+    """How many matches for people (the web page's "play against the bots") may be open at
+    once; 0: none are made."""
+    human_matches: dict[str, float] = field(default_factory=dict)
+    """The open matches made for people, with when each was made (monotonic seconds)."""
 
     @property
     def store(self) -> Store:

@@ -1,5 +1,6 @@
-// Bullring's web page: leaderboard, matches, a page per bot, the replay viewer and live
-// spectating. Plain JavaScript with no build step; it only reads the public HTTP API.
+// Bullring's web page: leaderboard, matches, a page per bot, the replay viewer, live
+// spectating and the "play against the bots" buttons. Plain JavaScript with no build step;
+// it reads the public HTTP API (the play page, play.js, reuses its helpers).
 "use strict";
 
 // How often lists refresh by themselves: 5 s, or ?refresh=MS in the page's address.
@@ -212,13 +213,44 @@ function renderHome(view) {
         home.offset += home.limit; refreshMatches(filters); }}, "older ▶"),
       h("span", {class: "muted", "data-testid": "matches-page"}, "")),
     table("Matches", MATCH_COLUMNS, [], {body: "match-rows"}));
-  view.replaceChildren(h("h1", {}, "Bullring"), board, matches);
+  view.replaceChildren(h("h1", {}, "Bullring"), board, playPanel(), matches);
   api("/api/bots").then((bots) => {
     for (const bot of bots) {
       if (bot.name !== filters.bot) botPick.append(h("option", {value: bot.name}, bot.name));
     }
   }).catch(() => {});
   every(REFRESH_MS, () => { refreshLeaderboard(); refreshMatches(filters); });
+}
+
+/** "Play against the bots": a match for the person at this page against three house bots,
+ * unrated; the answer's link (with the seat token in its fragment) opens the play page. */
+function playPanel() {
+  const seconds = h("select", {"data-testid": "play-seconds"}, [10, 30, 60].map((n) =>
+    h("option", {value: n, selected: n === 30}, `${n} s`)));
+  const said = h("p", {class: "muted", "data-testid": "play-error", role: "status"}, "");
+  const start = async (game) => {
+    said.textContent = "Dealing…";
+    try {
+      const response = await fetch("/api/human-matches", {method: "POST",
+        headers: {"Content-Type": "application/json", Accept: "application/json"},
+        body: JSON.stringify({game, deadline_ms: Number(seconds.value) * 1000,
+                              settings: game === "six_nimmt" ? {rounds: "1"} : {}})});
+      const body = await response.json();
+      if (!response.ok) throw new Error(body.error ? body.error.message : `HTTP ${response.status}`);
+      location.assign(body.play);
+    } catch (err) {
+      said.textContent = String(err.message || err);
+    }
+  };
+  return h("section", {class: "panel", id: "play", "aria-labelledby": "play-title"},
+    h("h2", {id: "play-title"}, "Play against the bots"),
+    h("p", {class: "muted"}, "Take a seat yourself against three house bots, under the same " +
+      "deadline and default rules as a bot. Your matches are unrated."),
+    h("div", {class: "toolbar"}, labelled("Time for each decision", seconds),
+      Object.entries(GAMES).map(([game, title]) => h("button", {"data-testid": "play-button",
+        "data-game": game, onclick: () => start(game)},
+        `Play ${title}${game === "six_nimmt" ? " (one round)" : ""}`))),
+    said);
 }
 
 const LEADERBOARD = [["#", "num"], ["Bot"], ["Version", "num"], ["Games", "num"],
@@ -1082,5 +1114,7 @@ function route() {
   window.scrollTo(0, 0);
 }
 
-window.addEventListener("hashchange", route);
-route();
+if (!document.body.dataset.page) {  // the play page (play.js) uses the helpers above only
+  window.addEventListener("hashchange", route);
+  route();
+}

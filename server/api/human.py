@@ -1,0 +1,135 @@
+"""A person takes a seat in the browser: the play page, and the route behind the web page's
+"play against the bots" button.
+
+The person plays exactly as an HTTP bot does (server/api/play.py): the play page long-polls
+``/api/play/poll`` and answers with ``/api/play/answer``, carrying the seat token, so the
+referee applies the same deadlines, default actions, strikes and reconnection. The token
+travels in the link's fragment (``/play/MATCH#TOKEN``), which a browser never sends to a
+server, so it is in no request line and no server log. These matches are unrated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from fastapi import APIRouter
+from fastapi.responses import FileResponse
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+from referee.core import RefereeError
+from referee.registry import get_game
+from server.api.browse import MatchId, match_info
+from server.api.context import Context
+from server.api.errors import ApiError, error_responses
+from server.match_setup import HUMAN_DEADLINE_MS, MatchSetupError, create_match, human_settings
+
+router = APIRouter(tags=["people"])
+
+WEB = Path(__file__).resolve().parent.parent / "web"
+"""The web page's static files."""
+
+OPPONENTS = {"six_nimmt": ("greedy", "greedy", "random"),
+             "no_thanks": ("threshold", "random", "never_take")}
+"""The house bots a person plays against, by game, unless the request names others."""
+
+HUMAN_NAME = "human"
+"""The name of the person's seat, as spectators and the replay show it."""
+
+UNJOINED_S = 600.0
+"""A match made by the button that nobody joins for this long is aborted (it no longer
+counts against the server's limit)."""
+
+
+class HumanMatchIn(BaseModel):
+    """A match for one person against house bots."""
+
+    model_config = ConfigDict(extra="forbid")
+    game: StrictStr = Field(max_length=40, description="six_nimmt or no_thanks")
+    bots: list[StrictStr] = Field(default_factory=list, max_length=9, description=(
+        "the house bots, in seat order after the person (seat 0); omitted: three, "
+        "greedy, greedy, random for six_nimmt and threshold, random, never_take for "
+        "no_thanks"))
+    deadline_ms: StrictInt = Field(default=HUMAN_DEADLINE_MS, ge=1000, le=60_000,
+                                   description="time for each decision, in ms")
+    settings: dict[StrictStr, StrictStr] = Field(
+        default_factory=dict, max_length=10,
+        description='the game\'s settings by name, as text, e.g. {"rounds": "1"}')
+
+
+class HumanMatchOut(BaseModel):
+    """The person's match: where to play it. ``play`` holds the seat token: open it, and
+    show it to nobody."""
+
+    match_id: str
+    game: str
+    seat: int = Field(description="the person's seat (0)")
+    seat_names: list[str]
+    deadline_ms: int
+    play: str = Field(description="the play page's path with the seat token in its fragment: "
+                                  "/play/MATCH_ID#TOKEN")
+
+
+def play_path(match_id: str, token: str) -> str:
+    """The play page of ``match_id``'s seat with ``token``, the token in the fragment."""
+    return f"/play/{match_id}#{token}"
+
+
+async def _open_matches(ctx: Context) -> int:
+    """How many of the button's matches are still open; those that ended are forgotten,
+    and those nobody joined for UNJOINED_S are aborted."""
+    now = time.monotonic()
+    for match_id, made in list(ctx.human_matches.items()):
+        status = (await match_info(ctx, match_id)).status
+        if status == "created" and now - made >= UNJOINED_S:
+            await asyncio.to_thread(ctx.store.set_status, match_id, "aborted")
+            status = "aborted"
+        if status in ("finished", "aborted"):
+            del ctx.human_matches[match_id]
+    return len(ctx.human_matches)
+
+
+@router.post("/api/human-matches", response_model=HumanMatchOut, status_code=201,
+             responses=error_responses(400, 403, 422, 429, codes={
+                 400: "invalid_match: an unknown game, house bot or setting",
+                 403: "human_matches_off: this server makes no matches for people",
+                 429: "too_many_matches: as many matches for people are open as the "
+                      "server allows; try again when one has ended"}))
+async def create(ctx: Context, body: HumanMatchIn) -> HumanMatchOut:
+    """Make a match for one person (seat 0) against house bots, unrated, with a deadline
+    for people (30 s unless ``deadline_ms`` says otherwise). The answer's ``play`` is the
+    play page with the seat token: the only place the token is ever shown."""
+    if ctx.human_limit <= 0:
+        raise ApiError(403, "human_matches_off", "this server makes no matches for people "
+                                                 "(bullring serve --human-matches 0)")
+    if await _open_matches(ctx) >= ctx.human_limit:
+        raise ApiError(429, "too_many_matches",
+                       f"{ctx.human_limit} matches for people are open on this server; "
+                       f"try again when one has ended")
+    try:
+        game = get_game(body.game).id
+    except RefereeError as exc:
+        raise ApiError(400, "invalid_match", str(exc)) from exc
+    bots = body.bots or list(OPPONENTS.get(game, ()))
+    settings = human_settings({**body.settings, "deadline_ms": str(body.deadline_ms)})
+    try:
+        created = await asyncio.to_thread(
+            create_match, ctx.store, game, 1 + len(bots), settings, None,
+            {1 + i: name for i, name in enumerate(bots)}, {0: HUMAN_NAME})
+    except MatchSetupError as exc:
+        raise ApiError(400, "invalid_match", str(exc)) from exc
+    ctx.human_matches[created.match_id] = time.monotonic()
+    token = created.tokens[0]
+    assert token is not None  # seat 0 is nobody's house seat
+    return HumanMatchOut(match_id=created.match_id, game=game, seat=0,
+                         seat_names=list(created.seat_names), deadline_ms=body.deadline_ms,
+                         play=play_path(created.match_id, token))
+
+
+@router.get("/play/{match_id}", include_in_schema=False)
+async def page(match_id: MatchId) -> FileResponse:
+    """The play page of a seat of ``match_id``; its script reads the seat token from the
+    address's fragment."""
+    return FileResponse(WEB / "play.html", headers={"Cache-Control": "no-cache",
+                                                    "Referrer-Policy": "no-referrer"})

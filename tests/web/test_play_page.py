@@ -1,0 +1,218 @@
+"""A person plays a seat in a real headless Chromium against a real server's house bots: a
+full 6 nimmt! match by clicks, with a row choice the deal forces; a clock that runs out and
+the referee's default action, shown on the page and in the match log; and the web page's
+"play against the bots" button, then a No Thanks! match by keys. The seat token never shows:
+not in the address bar after the page opens, not in any public answer, not in the server's
+log. Each play page works at 390 px wide without scrolling sideways, passes axe-core with no
+serious or critical violation and logs no console error; screenshots at 1280 and 390 px go
+to $BULLRING_ARTIFACTS/screenshots."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from referee import replay as replays
+from referee.registry import get_game
+from tests.serving import CLI, ServerProcess, db_url
+from tests.web.test_web_pages import axe, browser, check_page, page, shots  # noqa: F401
+
+pytestmark = pytest.mark.timeout(300)
+
+HOUSE = ["--house", "1=greedy", "--house", "2=greedy", "--house", "3=random"]
+"""Three house bots in seats 1 to 3; the person plays seat 0."""
+
+STATE = "document.body.dataset.state"
+NEXT = f"""prev => {STATE} === 'ended' ||
+    ({STATE} === 'deciding' && document.body.dataset.decision !== prev)"""
+"""True once the match is over or a decision other than ``prev`` waits for the person."""
+
+
+@pytest.fixture
+def web(tmp_path: Path) -> Iterator[ServerProcess]:
+    """A server on a fresh database (a test may stop it first, to read its log)."""
+    proc = ServerProcess(db_url(tmp_path)).start()
+    yield proc
+    if proc.proc is not None and proc.proc.returncode is None:
+        proc.stop()
+
+
+def forced_row_choice_seed() -> tuple[int, int]:
+    """A seed (and seat 0's lowest card) of a one-round, four-seat 6 nimmt! deal where seat
+    0's lowest card is below every row's end and below every other seat's cards: played in
+    the first trick, it is the trick's lowest card whatever the bots play, so seat 0 must
+    choose a row (rule 4)."""
+    game = get_game("six_nimmt")
+    for seed in range(10_000):
+        state: Any = game.new_state(4, {"rounds": "1"}, seed)
+        low = min(state.hands[0])
+        if low < min(row[-1] for row in state.rows) and \
+                all(low < min(hand) for hand in state.hands[1:]):
+            return seed, low
+    raise AssertionError("no deal forces a row choice")
+
+
+def human_match(web: ServerProcess, *args: str) -> tuple[str, str, str]:
+    """``bullring match create --human 0`` against three house bots: the match id, the
+    person's seat token and the link the command prints for the person."""
+    out = subprocess.run([*CLI, "match", "create", "--game", "six_nimmt", "--seats", "4",
+                          "--db", web.db, "--human", "0", "--web", web.http, *HOUSE, *args],
+                         check=True, capture_output=True, text=True).stdout.splitlines()
+    match_id = out[0].split()[1]
+    seat0 = out[1].split()
+    assert seat0[:3] == ["seat", "0", "token"] and seat0[4] == "play:", out
+    return match_id, seat0[3], seat0[5]
+
+
+def cards_on_page(page: Any) -> set[int]:
+    """Every card the page shows anywhere."""
+    return set(page.locator("[data-card]").evaluate_all(
+        "cs => cs.map(c => Number(c.dataset.card))"))
+
+
+def no_token_in_public_answers(web: ServerProcess, match_id: str, token: str) -> None:
+    """The public API never holds the seat token."""
+    for path in ("/api/matches", f"/api/matches/{match_id}", f"/api/matches/{match_id}/turn",
+                 f"/api/matches/{match_id}/replay", "/", f"/play/{match_id}"):
+        assert token not in httpx.get(web.http + path).text, path
+
+
+def test_a_person_plays_a_full_six_nimmt_match_by_clicks(
+        web: ServerProcess, page: Any, axe: str, request: pytest.FixtureRequest,  # noqa: F811
+        tmp_path: Path) -> None:
+    """The link from ``match create --human 0`` opens the seat: the page shows the seat's
+    own hand and the rows, nothing else; the token leaves the address bar. The person plays
+    the lowest card, must then choose a row (the deal forces it) and does, and clicks a card
+    each trick to the end. The match is finished, unrated (the leaderboard stays empty),
+    none of the person's answers was a default, and the replay verifies."""
+    seed, low = forced_row_choice_seed()
+    match_id, token, link = human_match(web, "--seed", str(seed), "--setting", "rounds=1")
+    assert link == f"{web.http}/play/{match_id}#{token}"
+    settings = httpx.get(f"{web.http}/api/matches/{match_id}").json()
+    assert settings["rated"] is False
+    dealt: Any = get_game("six_nimmt").new_state(4, {"rounds": "1"}, seed)
+    folder = shots(request, tmp_path)
+
+    page.goto(link)
+    page.wait_for_selector("body[data-state=deciding]")
+    assert token not in page.url and page.url.endswith(f"/play/{match_id}")
+    hand = page.locator("[data-testid=hand] button").evaluate_all(
+        "bs => bs.map(b => Number(b.dataset.play))")
+    assert hand == list(dealt.hands[0])
+    rows = {card for row in dealt.rows for card in row}
+    assert cards_on_page(page) == rows | set(hand)  # its own hand and the rows, no more
+    assert float(page.inner_text("[data-testid=clock]").split()[0]) > 20  # 30 s for people
+    assert httpx.get(f"{web.http}/api/matches/{match_id}/replay").status_code == 409
+    no_token_in_public_answers(web, match_id, token)
+    check_page(page, axe, folder, "play-card")
+
+    first = page.evaluate("document.body.dataset.decision")
+    page.click(f"[data-testid=hand] button[data-play='{low}']")
+    page.wait_for_function(NEXT, arg=first)
+    assert page.locator("[data-testid=row-button]:not([disabled])").count() == 4
+    assert "choose the row" in page.inner_text("[data-testid=prompt]")
+    check_page(page, axe, folder, "play-row-choice")
+    chosen = page.locator("[data-testid=row-button]").nth(2)
+    taken = chosen.locator("[data-card]").evaluate_all("cs => cs.map(c => Number(c.dataset.card))")
+    decision = page.evaluate("document.body.dataset.decision")
+    chosen.click()
+
+    while page.evaluate(STATE) != "ended":
+        page.wait_for_function(NEXT, arg=decision)
+        if page.evaluate(STATE) == "ended":
+            break
+        decision = page.evaluate("document.body.dataset.decision")
+        rows_asked = page.locator("[data-testid=row-button]:not([disabled])")
+        target = rows_asked if rows_asked.count() else \
+            page.locator("[data-testid=hand] button:not([disabled])")
+        target.first.click()
+    page.wait_for_selector("[data-testid=result]")
+    assert page.locator("[data-testid=defaulted]").count() == 0
+    assert page.get_attribute("[data-testid=replay-link]", "href") == f"/#/match/{match_id}"
+    check_page(page, axe, folder, "play-ended")
+
+    info = httpx.get(f"{web.http}/api/matches/{match_id}").json()
+    assert info["status"] == "finished" and info["rated"] is False
+    assert httpx.get(f"{web.http}/api/leaderboard?game=six_nimmt").json()["entries"] == []
+    text = httpx.get(f"{web.http}/api/matches/{match_id}/replay").text
+    replay = replays.loads(text)[0]
+    replays.verify(replay)
+    trick = replay["rounds"][0]["tricks"][0]
+    assert trick["plays"][0] == low and trick["row_choice"] == {"seat": 0, "row": 2}
+    assert trick["taken"][0] == taken
+    mine = [e for e in replay["events"] if e["type"] == "answer" and e["seat"] == 0]
+    assert len(mine) >= 11 and not any(e["default"] for e in mine)
+    no_token_in_public_answers(web, match_id, token)
+    assert token not in web.stop()
+
+
+def test_the_clock_runs_out_and_the_default_is_applied(
+        web: ServerProcess, page: Any, axe: str, request: pytest.FixtureRequest,  # noqa: F811
+        tmp_path: Path) -> None:
+    """A person who does not answer within a 1.5 s deadline: the clock counts down, then the
+    page says the referee played a card for them, and the match log holds that very card as
+    the seat's default answer after a timeout."""
+    match_id, _, link = human_match(web, "--deadline-ms", "1500", "--setting", "rounds=1")
+    page.goto(link)
+    page.wait_for_selector("body[data-state=deciding]")
+    hand = set(page.locator("[data-testid=hand] button").evaluate_all(
+        "bs => bs.map(b => Number(b.dataset.play))"))
+    shown = float(page.inner_text("[data-testid=clock]").split()[0])
+    assert 0 < shown <= 1.5
+    page.wait_for_function("s => parseFloat(document.querySelector('[data-testid=clock]')"
+                           ".textContent) < s", arg=shown)
+    notice = page.wait_for_selector("[data-testid=defaulted]")
+    said = notice.inner_text()
+    assert said.startswith("Time ran out: the referee played ")
+    played = int(said.split("played ")[1].split()[0])
+    assert played in hand
+    check_page(page, axe, shots(request, tmp_path), "play-default")
+
+    page.wait_for_selector("[data-testid=result]", timeout=60_000)
+    replay = replays.loads(httpx.get(f"{web.http}/api/matches/{match_id}/replay").text)[0]
+    replays.verify(replay)
+    first = next(e for e in replay["events"] if e["type"] == "answer" and e["seat"] == 0)
+    assert first["default"] is True and first["why"] == "timeout"
+    assert first["action"] == played or first["action"] == {"card": played}
+    assert replay["rounds"][0]["tricks"][0]["plays"][0] == played
+    assert any(e["type"] == "timeout" and e["seat"] == 0 for e in replay["events"])
+
+
+def test_the_play_button_seats_a_person_at_no_thanks_played_by_keys(
+        web: ServerProcess, page: Any, axe: str, request: pytest.FixtureRequest,  # noqa: F811
+        tmp_path: Path) -> None:
+    """The home page's "play against the bots" button for No Thanks! opens a play page for
+    a new unrated match against three house bots, its seat named "human"; the person plays
+    it to the end with the keyboard alone (P passes, T takes) and is never defaulted."""
+    page.goto(web.http + "/")
+    page.click("[data-testid=play-button][data-game=no_thanks]")
+    page.wait_for_url("**/play/*")
+    match_id = page.url.rsplit("/", 1)[1]
+    assert "#" not in page.url
+    info = httpx.get(f"{web.http}/api/matches/{match_id}").json()
+    assert info["seats"] == ["human", "threshold", "random", "never_take"]
+    assert info["rated"] is False
+    decision = ""
+    presses = 0
+    while True:
+        page.wait_for_function(NEXT, arg=decision)
+        if page.evaluate(STATE) == "ended":
+            break
+        decision = page.evaluate("document.body.dataset.decision")
+        if presses == 0:
+            assert page.locator("[data-word=pass]").is_enabled()
+            check_page(page, axe, shots(request, tmp_path), "play-no-thanks")
+        can_pass = page.locator("[data-word=pass]").is_enabled()
+        page.keyboard.press("p" if can_pass and presses % 3 else "t")
+        presses += 1
+    assert presses >= 2
+    assert page.locator("[data-testid=defaulted]").count() == 0
+    replay = replays.loads(httpx.get(f"{web.http}/api/matches/{match_id}/replay").text)[0]
+    replays.verify(replay)
+    mine = [e for e in replay["events"] if e["type"] == "answer" and e["seat"] == 0]
+    assert len(mine) == presses and not any(e["default"] for e in mine)
