@@ -69,9 +69,9 @@ def human_match(web: ServerProcess, *args: str) -> tuple[str, str, str]:
     return match_id, seat0[3], seat0[5]
 
 
-def cards_on_page(page: Any) -> set[int]:
+def cards_on_page(shown: Any) -> set[int]:
     """Every card the page shows anywhere."""
-    return set(page.locator("[data-card]").evaluate_all(
+    return set(shown.locator("[data-card]").evaluate_all(
         "cs => cs.map(c => Number(c.dataset.card))"))
 
 
