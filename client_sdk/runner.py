@@ -29,7 +29,8 @@ import grpc
 
 from client_sdk import wire
 from client_sdk.backoff import Backoff
-from client_sdk.bot_spec import bot_class, bot_factory
+from client_sdk.bot import Bot
+from client_sdk.bot_spec import BotFactory, bot_class, bot_factory
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from client_sdk.runner_cli import TRANSPORTS
 from client_sdk.seat import Seat
@@ -76,7 +77,8 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
                transport: str = "stream", margin_ms: int = 50, give_up_after_s: float = 60.0,
                client: str = "bullring-python",
                on_message: Callable[[pb.PlayResponse], None] | None = None,
-               ladder: str | None = None, matches: int = 0) -> pb.MatchEnded:
+               ladder: str | None = None, matches: int = 0,
+               factory: BotFactory | None = None) -> pb.MatchEnded:
     """Play the seat ``token`` names on ``server`` with the bot ``bot_spec``; return the result.
 
     With ``ladder`` (a game id) and a registered bot's token, play that game's ladder: one
@@ -102,13 +104,19 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
     bot ``PermissionError``, each with the server's message; none is reconnected. The
     bot's ``games`` go in the Join, so a seat or ladder of another game is refused
     (FAILED_PRECONDITION: ``RuntimeError``) before it is taken.
+
+    ``factory`` makes the bots instead of ``bot_spec``, which then only names them in the
+    log (``bullring mcp`` plays a seat this way, with a bot that waits for an agent).
     """
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
     if margin_ms < 0:
         raise ValueError(f"margin_ms must be >= 0, not {margin_ms}")
-    seat = Seat(bot_spec, bot_factory(bot_spec), seed, margin_ms, on_message, ladder, matches,
-                 bot_class(bot_spec).games)
+    if factory is None:
+        seat = Seat(bot_spec, bot_factory(bot_spec), seed, margin_ms, on_message, ladder,
+                    matches, bot_class(bot_spec).games)
+    else:
+        seat = Seat(bot_spec, factory, seed, margin_ms, on_message, ladder, matches, Bot.games)
     session = play_stream if transport == "stream" else play_unary
     metadata = (("authorization", f"Bearer {token}"),)
     down_since = time.monotonic()

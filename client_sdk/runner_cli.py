@@ -21,8 +21,8 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TextIO
 
 from client_sdk import cli
 
@@ -32,18 +32,17 @@ TRANSPORTS = ("stream", "unary")
 """``stream``: the bidirectional Play stream; ``unary``: Subscribe plus SubmitAnswer calls."""
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``bullring bot`` options and the positional bot spec to ``parser``."""
+def add_seat_arguments(parser: argparse.ArgumentParser, what: str = "bot") -> None:
+    """Add the options of whatever plays a seat, a ladder or a practice match on a server:
+    ``--server``, ``--token``, ``--margin-ms``, ``--give-up-after``, ``--ladder``,
+    ``--matches``, ``--practice`` and ``--against``."""
     parser.add_argument("--server", required=True, metavar="HOST:PORT",
                         type=cli.ServerAddress(), help="the referee server's gRPC address")
     parser.add_argument("--token", default=None, metavar="TOKEN", type=cli.Token(),
                         help="the seat's token (default: $BULLRING_TOKEN)")
-    parser.add_argument("--seed", type=cli.Integer(), default=0, help="the bot's random seed")
-    parser.add_argument("--transport", choices=TRANSPORTS, default="stream",
-                        help="stream: one bidirectional stream; unary: a server stream and "
-                             "one call per answer")
     parser.add_argument("--margin-ms", type=cli.non_negative(), default=50,
-                        help="answer this many ms before the deadline (default: 50)")
+                        help=f"send the {what}'s answer this many ms before the deadline "
+                             "(default: 50)")
     parser.add_argument("--give-up-after", type=cli.Seconds(0, strict=True), default=60.0,
                         metavar="SECONDS",
                         help="stop reconnecting after this long without a connection")
@@ -58,6 +57,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="OPPONENT,...",
                         help="with --practice: house:KIND or registered bots, in seat order "
                              "after this bot (default: three house bots)")
+
+
+def seat_token(args: argparse.Namespace) -> str:
+    """The token ``add_seat_arguments`` names (``--token`` or ``$BULLRING_TOKEN``), once the
+    options are checked together."""
+    token: str | None = args.token or os.environ.get("BULLRING_TOKEN")
+    if not token:
+        raise cli.UsageError("--token: a token is required (--token or $BULLRING_TOKEN)")
+    if (args.practice or args.against) and not args.ladder:
+        raise cli.UsageError("--practice: name the game to practise with --ladder GAME")
+    if args.against and not args.practice:
+        raise cli.UsageError("--against: only with --practice")
+    if args.practice and args.matches:
+        raise cli.UsageError("--matches: a practice plays one match")
+    return token
+
+
+async def practise(args: argparse.Namespace, token: str,
+                   play_one: Callable[[], Awaitable[Any]],
+                   played: Callable[[], str], out: TextIO | None = None) -> Any:
+    """Ask for the practice match, wait for its answers, then ``play_one`` ladder match after
+    another until the one played (``played()``, its id) is the practice match; its result.
+    Progress lines go to ``out`` (default: stdout)."""
+    from client_sdk import practice as ask
+
+    made = await ask.ask(args.server, token, args.ladder,
+                         args.against or ask.house_opponents(args.ladder))
+    print(f"practice match asked for: challenge {made.challenge_id} against "
+          f"{', '.join(made.opponents)}, {made.status}", file=out or sys.stdout, flush=True)
+    made = await ask.accepted(args.server, token, made, lambda c: print(
+        f"waiting for {', '.join(b for b, a in c.answers.items() if a == 'pending')} "
+        f"to accept", file=out or sys.stdout, flush=True))
+    while True:
+        ended = await play_one()
+        made = await ask.challenge(args.server, token, made.challenge_id)
+        if made.match_id and made.match_id == played():
+            return ended
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``bullring bot`` options and the positional bot spec to ``parser``."""
+    add_seat_arguments(parser)
+    parser.add_argument("--seed", type=cli.Integer(), default=0, help="the bot's random seed")
+    parser.add_argument("--transport", choices=TRANSPORTS, default="stream",
+                        help="stream: one bidirectional stream; unary: a server stream and "
+                             "one call per answer")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also log events and verdicts")
     parser.add_argument("bot", metavar="BOT", type=cli.BotSpec(),
@@ -90,9 +135,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     from client_sdk.runner import play
 
     _configure_logging(args.verbose)
-    token = args.token or os.environ.get("BULLRING_TOKEN")
-    if not token:
-        raise cli.UsageError("--token: a token is required (--token or $BULLRING_TOKEN)")
+    token = seat_token(args)
     if os.getcwd() not in sys.path:  # `module:Class` finds modules in the current folder
         sys.path.insert(0, os.getcwd())
     match_id = ["?"]
@@ -108,32 +151,12 @@ def run_from_args(args: argparse.Namespace) -> int:
                   f"{list(ended.ranks)} ({termination})", flush=True)
 
     async def practice() -> pb.MatchEnded:
-        """Ask for the practice match, wait for its answers, play on the ladder until it
-        has been played."""
-        from client_sdk import practice as ask
+        ended: pb.MatchEnded = await practise(args, token, lambda: play(
+            args.server, token, args.bot, seed=args.seed, transport=args.transport,
+            margin_ms=args.margin_ms, give_up_after_s=args.give_up_after,
+            on_message=remember, ladder=args.ladder, matches=1), lambda: match_id[0])
+        return ended
 
-        made = await ask.ask(args.server, token, args.ladder,
-                             args.against or ask.house_opponents(args.ladder))
-        print(f"practice match asked for: challenge {made.challenge_id} against "
-              f"{', '.join(made.opponents)}, {made.status}", flush=True)
-        made = await ask.accepted(args.server, token, made, lambda c: print(
-            f"waiting for {', '.join(b for b, a in c.answers.items() if a == 'pending')} "
-            f"to accept", flush=True))
-        while True:
-            ended = await play(args.server, token, args.bot, seed=args.seed,
-                               transport=args.transport, margin_ms=args.margin_ms,
-                               give_up_after_s=args.give_up_after, on_message=remember,
-                               ladder=args.ladder, matches=1)
-            made = await ask.challenge(args.server, token, made.challenge_id)
-            if made.match_id and made.match_id == match_id[0]:
-                return ended
-
-    if (args.practice or args.against) and not args.ladder:
-        raise cli.UsageError("--practice: name the game to practise with --ladder GAME")
-    if args.against and not args.practice:
-        raise cli.UsageError("--against: only with --practice")
-    if args.practice and args.matches:
-        raise cli.UsageError("--matches: a practice plays one match")
     try:
         ended = asyncio.run(practice() if args.practice else play(
             args.server, token, args.bot, seed=args.seed, transport=args.transport,

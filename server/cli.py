@@ -137,9 +137,15 @@ def _bot(args: argparse.Namespace) -> int:
     return runner_cli.run_from_args(args)
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from client_sdk import mcp_cli
+
+    return mcp_cli.run_from_args(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser of every ``bullring`` subcommand."""
-    from client_sdk import arena_cli, runner_cli, tournament_cli
+    from client_sdk import arena_cli, mcp_cli, runner_cli, tournament_cli
     from server import health_probe
 
     parser = cli.new_parser("bullring", __doc__)
@@ -149,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
     bot = commands.add_parser("bot", help="play a seat (or a game's ladder) with a bot")
     runner_cli.add_arguments(bot)
     cli.command(bot, _bot)
+    agent = commands.add_parser("mcp", help="serve a seat (or a ladder) to an LLM agent over "
+                                            "MCP, stdio or streamable HTTP")
+    mcp_cli.add_arguments(agent)
+    cli.command(agent, _mcp)
     ladder_cli.add_commands(commands)
     challenge_cli.add_commands(commands)
 

@@ -1,0 +1,128 @@
+"""``bullring mcp`` as a real process, driven by the ``mcp`` package's client as a scripted
+agent through whole matches on a live server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from tests.serving import CLI, ServerProcess
+
+pytestmark = pytest.mark.e2e
+
+
+def _params(server: ServerProcess, token: str | None) -> StdioServerParameters:
+    assert token is not None
+    return StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "--server",
+                                                       server.address],
+                                 env={**os.environ, "BULLRING_TOKEN": token})
+
+
+def _text(result: Any) -> str:
+    return " ".join(c.text for c in result.content if getattr(c, "text", None))
+
+
+async def _agent(session: ClientSession, illegal: Any) -> dict[str, Any]:
+    """Play the seat to the end: answer the first decision illegally once, then always the
+    first legal answer; return what the agent saw."""
+    seen: dict[str, Any] = {"decisions": 0, "first": None, "refusal": "", "end": None}
+    while True:
+        result = await session.call_tool("next_decision", {"timeout_s": 60})
+        assert not result.is_error, _text(result)
+        content = result.structured_content
+        assert content is not None
+        if content["status"] in ("match_ended", "finished"):
+            seen["end"] = content
+            return seen
+        if content["status"] == "waiting":
+            continue
+        assert content["status"] == "decision"
+        assert "Time left:" in _text(result) and content["time_left_ms"] > 0
+        if seen["first"] is None:
+            seen["first"] = content
+            refused = await session.call_tool("act", {"action": illegal})
+            assert refused.is_error
+            seen["refusal"] = _text(refused)
+        answered = await session.call_tool("act", {"action": content["legal"][0]})
+        assert not answered.is_error, _text(answered)
+        assert answered.structured_content is not None
+        assert answered.structured_content["decision_id"] == content["decision_id"]
+        seen["decisions"] += 1
+
+
+async def _play(server: ServerProcess, token: str | None, illegal: Any
+                ) -> tuple[dict[str, Any], str, str]:
+    async with stdio_client(_params(server, token)) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {t.name for t in (await session.list_tools()).tools}
+        assert {"next_decision", "act", "rules", "match_so_far"} <= tools
+        seen = await _agent(session, illegal)
+        rules = _text(await session.call_tool("rules", {}))
+        so_far = _text(await session.call_tool("match_so_far", {}))
+        return seen, rules, so_far
+
+
+def _replay(server: ServerProcess, match_id: str) -> dict[str, Any]:
+    replay: dict[str, Any] = json.loads(server.replay(match_id))
+    return replay
+
+
+def test_an_agent_plays_a_whole_six_nimmt_match_over_stdio(server: ServerProcess) -> None:
+    match = server.create_match("six_nimmt", 3, "--house", "1=random", "--house", "2=greedy",
+                                "--deadline-ms", "20000", "--setting", "rounds=1")
+    seen, rules, so_far = asyncio.run(_play(server, match.tokens[0], 105))
+    assert seen["decisions"] >= 10  # ten tricks, maybe a row choice
+    assert "not a legal answer" in seen["refusal"] and "105" in seen["refusal"]
+    assert seen["end"]["result"]["termination"]
+    observation = seen["first"]["observation"]
+    assert seen["first"]["kind"] == "PLAY_CARD"
+    # Only the seat's own hand: ten cards, exactly those dealt to seat 0.
+    assert len(observation["hand"]) == 10 and sorted(seen["first"]["legal"]) == \
+        sorted(observation["hand"])
+    replay = _replay(server, match.match_id)
+    others = _dealt_hands(replay)[1:]
+    assert others and not set(observation["hand"]) & {c for hand in others for c in hand}
+    assert not {"hands", "chips_by_seat"} & set(observation)
+    assert "6 nimmt!" in rules and "bullheads" in rules
+    assert "CardsRevealed" in so_far and "Ended" in so_far
+
+
+def test_an_agent_plays_a_whole_no_thanks_match_over_stdio(server: ServerProcess) -> None:
+    match = server.create_match("no_thanks", 3, "--house", "1=random", "--house",
+                                "2=never_take", "--deadline-ms", "20000")
+    seen, rules, so_far = asyncio.run(_play(server, match.tokens[0], "maybe"))
+    assert seen["decisions"] >= 1
+    assert "not a legal answer" in seen["refusal"] and "maybe" in seen["refusal"]
+    assert seen["end"]["result"]["termination"]
+    observation = seen["first"]["observation"]
+    assert observation["chips"] == 11 and isinstance(observation["chips"], int)
+    # Chips of the other seats are never shown: one number, the seat's own.
+    assert "No Thanks!" in rules
+    assert "Took" in so_far and "Ended" in so_far
+
+
+def _dealt_hands(replay: dict[str, Any]) -> list[list[int]]:
+    """The first round's hands by seat, wherever the replay keeps them."""
+    found: list[list[int]] = []
+
+    def walk(value: Any) -> None:
+        if found:
+            return
+        if isinstance(value, dict):
+            if "hands" in value and isinstance(value["hands"], list):
+                found.extend(value["hands"])
+                return
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(replay)
+    return found
