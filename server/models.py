@@ -172,3 +172,24 @@ class TournamentRow(SQLModel, table=True):
     forfeited_json: str = "[]"
     created_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime | None = None
+
+
+class LadderPresenceRow(SQLModel, table=True):
+    """A bot that a server process can seat on a game's ladder (PostgreSQL): one connected
+    to its ladder, or one of its house bots. The turn of a table goes only to a server that
+    can seat all of its bots."""
+
+    __tablename__ = "ladder_presence"
+    instance: str = Field(primary_key=True)
+    game: str = Field(primary_key=True)
+    bot: str = Field(primary_key=True)
+
+
+class LadderTurnRow(SQLModel, table=True):
+    """When a server process last seated a ladder table of a game (PostgreSQL; None: not
+    yet): the next table goes to the server that seated least recently."""
+
+    __tablename__ = "ladder_turn"
+    game: str = Field(primary_key=True)
+    instance: str = Field(primary_key=True)
+    seated_at: datetime | None = None

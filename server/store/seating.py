@@ -13,6 +13,7 @@ from sqlmodel import col, select
 
 from server.models import BotRow, MatchRow, SeatRow, utcnow
 from server.store.base import StoreBase, retried
+from server.store.turns import take_turn
 
 
 class Seating(StoreBase):
@@ -20,24 +21,28 @@ class Seating(StoreBase):
 
     def seat_ladder_match(self, game: str, settings: Mapping[str, Any], seed: int,
                           bots: Sequence[str], instance: str,
-                          token_hashes: Mapping[str, str] | None = None) -> str | None:
+                          token_hashes: Mapping[str, str] | None = None,
+                          defer: bool = False) -> str | None:
         """Create a running ladder match of ``bots`` (in seat order) on ``instance``.
 
         Each bot is claimed with a conditional update (enabled, seated nowhere, and still
         holding the token hash given in ``token_hashes``, for bots that connected with one);
-        if any claim fails nothing is written and None is returned. Retried with the same
-        match id, so a try whose commit went through but whose answer was lost is recognised.
+        if any claim fails nothing is written and None is returned. With ``defer``, a table
+        that is another server's turn (``server.store.turns``) is not seated:
+        TurnElsewhereError. Retried with the same match id, so a try whose commit went
+        through but whose answer was lost is recognised.
         """
         return self.retry.call("seat_ladder_match", self._seat_ladder_match,
                                uuid.uuid4().hex[:12], game, settings, seed, bots, instance,
-                               dict(token_hashes or {}))
+                               dict(token_hashes or {}), defer)
 
     def _seat_ladder_match(self, match_id: str, game: str, settings: Mapping[str, Any],
                            seed: int, bots: Sequence[str], instance: str,
-                           token_hashes: Mapping[str, str]) -> str | None:
+                           token_hashes: Mapping[str, str], defer: bool) -> str | None:
         with self._session() as session:
             if session.get(MatchRow, match_id) is not None:
                 return match_id  # an earlier try committed it
+            take_turn(session, game, instance, bots, defer)
             for name in sorted(bots):  # one lock order for every server: no deadlocks
                 claim = update(BotRow).where(col(BotRow.name) == name,
                                              col(BotRow.current_match).is_(None),

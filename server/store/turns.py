@@ -1,0 +1,171 @@
+"""Fair seating between servers that share one PostgreSQL database: whose turn a table is.
+
+Each server process publishes, per game, the bots it can seat (those connected to its
+ladder, and its house bots: its *presence*) and records when it last seated a ladder table.
+Seating a table takes a lock per game in the same transaction that claims its bots, and the
+table goes to the server that seated least recently among those that can seat every one of
+its bots: a server whose turn it is not gets ``TurnElsewhereError`` and leaves the table to
+that server, which the database wakes (LISTEN/NOTIFY) as it wakes every server. So the
+server that ran a match has no head start in seating its bots again, and servers that
+share their bots take turns. A server that was left a table and has not seated within
+``TURN_GRACE_S`` (busy, or gone) is passed over: the next try seats without deferring.
+
+On SQLite one server process serves the database: it is always its turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from sqlalchemy import delete, func, or_, select, text
+from sqlalchemy.dialects.postgresql import insert
+from sqlmodel import Session, col
+
+from server.models import LadderPresenceRow, LadderTurnRow, utcnow
+from server.store.base import FREED_CHANNEL
+
+if TYPE_CHECKING:
+    from server.store import Store
+
+TURN_GRACE_S = 2.0
+"""How long a server leaves a table to the server whose turn it is before seating it itself."""
+
+
+class TurnElsewhereError(RuntimeError):
+    """A table is another server's turn: it can seat all the table's bots and seated less
+    recently than this one."""
+
+    def __init__(self, instance: str, game: str) -> None:
+        super().__init__(f"the next {game} table is the turn of server {instance}")
+        self.instance = instance
+        """The server whose turn it is."""
+
+
+def _game_key(game: str) -> int:
+    """The transaction advisory lock key that serialises the seating of ``game``'s tables."""
+    digest = hashlib.sha256(f"bullring-ladder-turn:{game}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def take_turn(session: Session, game: str, instance: str, bots: Sequence[str],
+              defer: bool) -> None:
+    """Inside the transaction about to seat ``bots`` at a ``game`` table on ``instance``:
+    serialise it with every other server's seating of that game and, with ``defer``, raise
+    TurnElsewhereError if it is another server's turn; else record this seating as
+    ``instance``'s latest and tell every server (NOTIFY, sent when the transaction commits)
+    so a server that left this table to ``instance`` looks at its queue again. Nothing on
+    SQLite."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _game_key(game)})
+    if defer:
+        rival = _rival(session, game, instance, sorted(set(bots)))
+        if rival is not None:
+            raise TurnElsewhereError(rival, game)
+    session.execute(insert(LadderTurnRow).values(game=game, instance=instance,
+                                                 seated_at=utcnow())
+                    .on_conflict_do_update(index_elements=["game", "instance"],
+                                           set_={"seated_at": utcnow()}))
+    session.execute(text(f"NOTIFY {FREED_CHANNEL}"))
+
+
+def _rival(session: Session, game: str, instance: str, bots: list[str]) -> str | None:
+    """The server that seated ``game`` least recently, less recently than ``instance``, and
+    can seat every one of ``bots``; None when ``instance`` has that turn."""
+    mine = session.execute(select(col(LadderTurnRow.seated_at)).where(
+        col(LadderTurnRow.game) == game, col(LadderTurnRow.instance) == instance)
+    ).scalar_one_or_none()
+    if mine is None:
+        return None  # never seated here: nobody seated less recently
+    covered = select(func.count()).where(
+        col(LadderPresenceRow.instance) == col(LadderTurnRow.instance),
+        col(LadderPresenceRow.game) == game,
+        col(LadderPresenceRow.bot).in_(bots)).scalar_subquery()
+    return session.execute(
+        select(col(LadderTurnRow.instance)).where(
+            col(LadderTurnRow.game) == game, col(LadderTurnRow.instance) != instance,
+            or_(col(LadderTurnRow.seated_at).is_(None), col(LadderTurnRow.seated_at) < mine),
+            covered == len(bots))
+        .order_by(col(LadderTurnRow.seated_at).asc().nulls_first()).limit(1)
+    ).scalar_one_or_none()
+
+
+class LadderTurns:
+    """What a server publishes on a shared PostgreSQL database so that tables are taken in
+    turns: its presence per game and its turn rows. Every call does nothing on SQLite."""
+
+    def __init__(self, store: Store, instance: str) -> None:
+        self.store = store
+        self.instance = instance
+        """This server process."""
+        self.shared = not store.sqlite
+        """True on PostgreSQL, where several servers may share the database."""
+
+    def _session(self) -> Session:
+        return Session(self.store.engine, expire_on_commit=False)
+
+    def register(self, games: Iterable[str]) -> None:
+        """Take part in the turns of ``games`` (not having seated yet: the next table that
+        this server can seat is its turn)."""
+        if self.shared:
+            self.store.retry.call("ladder turns", self._register, list(games))
+
+    def _register(self, games: list[str]) -> None:
+        with self._session() as session:
+            for game in games:
+                session.execute(insert(LadderTurnRow).values(
+                    game=game, instance=self.instance, seated_at=None).on_conflict_do_nothing())
+            session.commit()
+
+    def publish(self, game: str, bots: Iterable[str]) -> None:
+        """From now on this server can seat exactly ``bots`` on ``game``'s ladder."""
+        if self.shared:
+            self.store.retry.call("ladder presence", self._publish, game, sorted(set(bots)))
+
+    def _publish(self, game: str, bots: list[str]) -> None:
+        with self._session() as session:
+            session.execute(delete(LadderPresenceRow).where(
+                col(LadderPresenceRow.instance) == self.instance,
+                col(LadderPresenceRow.game) == game))
+            for bot in bots:
+                session.add(LadderPresenceRow(instance=self.instance, game=game, bot=bot))
+            session.commit()
+
+    def presence(self, game: str) -> dict[str, set[str]]:
+        """The bots each server can seat on ``game``'s ladder, by server instance."""
+        found: dict[str, set[str]] = {}
+        with self._session() as session:
+            rows = session.execute(
+                select(col(LadderPresenceRow.instance), col(LadderPresenceRow.bot))
+                .where(col(LadderPresenceRow.game) == game)).all()
+        for instance, bot in rows:
+            found.setdefault(instance, set()).add(bot)
+        return found
+
+    def forget(self, instances: Sequence[str] = ()) -> None:
+        """Take ``instances`` (default: this server) out of the turns: stopped or gone."""
+        if self.shared:
+            self.store.retry.call("ladder turns", self._forget, list(instances or
+                                                                    [self.instance]))
+
+    def _forget(self, instances: list[str]) -> None:
+        with self._session() as session:
+            session.execute(delete(LadderPresenceRow).where(
+                col(LadderPresenceRow.instance).in_(instances)))
+            session.execute(delete(LadderTurnRow).where(
+                col(LadderTurnRow.instance).in_(instances)))
+            session.commit()
+
+    def forget_dead(self, alive: Callable[[str], bool]) -> list[str]:
+        """Take the servers that ``alive`` says are gone out of the turns; return them."""
+        if not self.shared:
+            return []
+        with self._session() as session:
+            others = session.execute(select(col(LadderTurnRow.instance)).where(
+                col(LadderTurnRow.instance) != self.instance).distinct()).scalars().all()
+        dead = [i for i in others if not alive(i)]
+        if dead:
+            self.forget(dead)
+        return dead
