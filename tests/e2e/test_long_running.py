@@ -222,8 +222,10 @@ def test_finished_ladder_runners_are_freed_without_the_cycle_collector(tmp_path:
             await until(lambda: not server.hub.tasks and not ladder.sessions,
                         "the matches to end and the bots' streams to close")
             assert started[0] >= matches
-            kept = _live_runners() - before
-            assert not kept, f"{len(kept)} of {started[0]} finished runners are kept"
+            # A match's end hook (the ladder's, run after the hub lets go of the match) may
+            # still hold its runner for a moment; a runner in a cycle would stay for good.
+            await until(lambda: not _live_runners() - before,
+                        f"the {started[0]} finished runners to be freed")
         finally:
             gc.enable()
             await server.stop()
