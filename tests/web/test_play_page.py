@@ -82,14 +82,28 @@ def no_token_in_public_answers(web: ServerProcess, match_id: str, token: str) ->
         assert token not in httpx.get(web.http + path).text, path
 
 
+def public_feed(web: ServerProcess, match_id: str) -> str:
+    """The live feed of a finished match, read to its end."""
+    lines = []
+    with httpx.stream("GET", f"{web.http}/api/matches/{match_id}/feed", timeout=30) as feed:
+        for line in feed.iter_lines():
+            lines.append(line)
+            if line.startswith("data:") and "match_ended" in line:
+                break
+    return "\n".join(lines)
+
+
 def test_a_person_plays_a_full_six_nimmt_match_by_clicks(
-        web: ServerProcess, page: Any, axe: str, request: pytest.FixtureRequest,  # noqa: F811
-        tmp_path: Path) -> None:
+        web: ServerProcess, page: Any, browser: Any, axe: str,  # noqa: F811
+        request: pytest.FixtureRequest, tmp_path: Path) -> None:
     """The link from ``match create --human 0`` opens the seat: the page shows the seat's
     own hand and the rows, nothing else; the token leaves the address bar. The person plays
-    the lowest card, must then choose a row (the deal forces it) and does, and clicks a card
-    each trick to the end. The match is finished, unrated (the leaderboard stays empty),
-    none of the person's answers was a default, and the replay verifies."""
+    the lowest card, must then choose a row (the deal forces it) and does, plays the next
+    trick with the keyboard (→, Enter) and clicks a card each trick to the end. A
+    spectator's page meanwhile shows none of the person's cards and no token. The match is
+    finished, unrated (the leaderboard stays empty), none of the person's answers was a
+    default, the replay verifies, and no public answer nor the server's log holds the
+    token."""
     seed, low = forced_row_choice_seed()
     match_id, token, link = human_match(web, "--seed", str(seed), "--setting", "rounds=1")
     assert link == f"{web.http}/play/{match_id}#{token}"
@@ -109,6 +123,14 @@ def test_a_person_plays_a_full_six_nimmt_match_by_clicks(
     assert float(page.inner_text("[data-testid=clock]").split()[0]) > 20  # 30 s for people
     assert httpx.get(f"{web.http}/api/matches/{match_id}/replay").status_code == 409
     no_token_in_public_answers(web, match_id, token)
+    spectator = browser.new_page()
+    try:
+        spectator.goto(f"{web.http}/#/match/{match_id}")
+        spectator.wait_for_selector("[data-testid=live] [data-testid=rows] [data-card]")
+        assert cards_on_page(spectator) == rows  # the rows only: no card of any hand
+        assert token not in spectator.content()
+    finally:
+        spectator.close()
     check_page(page, axe, folder, "play-card")
 
     first = page.evaluate("document.body.dataset.decision")
@@ -122,12 +144,19 @@ def test_a_person_plays_a_full_six_nimmt_match_by_clicks(
     decision = page.evaluate("document.body.dataset.decision")
     chosen.click()
 
+    by_keys = None  # the second trick's card, played with → and Enter
     while page.evaluate(STATE) != "ended":
         page.wait_for_function(NEXT, arg=decision)
         if page.evaluate(STATE) == "ended":
             break
         decision = page.evaluate("document.body.dataset.decision")
         rows_asked = page.locator("[data-testid=row-button]:not([disabled])")
+        if by_keys is None and not rows_asked.count():
+            page.wait_for_function("document.activeElement?.dataset.play !== undefined")
+            page.keyboard.press("ArrowRight")
+            by_keys = int(page.evaluate("document.activeElement.dataset.play"))
+            page.keyboard.press("Enter")
+            continue
         target = rows_asked if rows_asked.count() else \
             page.locator("[data-testid=hand] button:not([disabled])")
         target.first.click()
@@ -145,9 +174,13 @@ def test_a_person_plays_a_full_six_nimmt_match_by_clicks(
     trick = replay["rounds"][0]["tricks"][0]
     assert trick["plays"][0] == low and trick["row_choice"] == {"seat": 0, "row": 2}
     assert trick["taken"][0] == taken
+    assert by_keys == sorted(set(hand) - {low})[1]  # → went from the first card to the next
+    assert replay["rounds"][0]["tricks"][1]["plays"][0] == by_keys
     mine = [e for e in replay["events"] if e["type"] == "answer" and e["seat"] == 0]
     assert len(mine) >= 11 and not any(e["default"] for e in mine)
     no_token_in_public_answers(web, match_id, token)
+    feed = public_feed(web, match_id)
+    assert "match_ended" in feed and token not in feed
     assert token not in web.stop()
 
 
