@@ -249,7 +249,8 @@ def settings_to_proto(settings: dict[str, Any], game: str) -> pb.MatchSettings:
 def settings_from_proto(message: pb.MatchSettings) -> dict[str, Any]:
     """The settings MatchSettings carries, by name, choices as the game names them."""
     result: dict[str, Any] = {"deadline_ms": message.deadline_ms,
-                              "max_timeouts": message.max_timeouts}
+                              "max_timeouts": message.max_timeouts,
+                              "time_bank_ms": message.time_bank_ms}
     game = message.WhichOneof("game")
     if game is None:
         return result

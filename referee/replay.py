@@ -98,6 +98,7 @@ def verify(replay: dict[str, Any]) -> str:
         raise ReplayError(f"rounds: not a deal this reader understands ({exc!r})") from exc
     if from_log:
         _replay_answers(state, events)
+        _check_time_bank(state.settings, events, len(replay["seats"]))
     else:
         _replay_rounds(state, rounds)
     termination = replay["termination"]
@@ -219,6 +220,37 @@ def _replay_answers(state: GameState, events: list[dict[str, Any]],
             batch = {}
     if batch and not partial_ok:
         raise ReplayError(f"the log ends with answers {batch} still waiting for other seats")
+
+
+def _check_time_bank(settings: dict[str, Any], events: list[dict[str, Any]],
+                     seats: int) -> None:
+    """Recompute each seat's time bank (``time_bank_ms``) from the log: an answer spends
+    what it took (``ms``) beyond the deadline and the server's own lateness
+    (``server_late_ms``), a timeout what was left; every such entry must say what it spent
+    and what is left (``bank_spent_ms``, ``bank_left_ms``) as the recomputation does."""
+    bank_ms = int(settings.get("time_bank_ms") or 0)
+    if bank_ms <= 0:
+        return
+    deadline_ms = float(settings["deadline_ms"])
+    left = [float(bank_ms)] * seats
+    for index, event in enumerate(events):
+        timed_answer = event.get("type") == ANSWER and "ms" in event
+        if not timed_answer and event.get("type") != "timeout":
+            continue
+        seat = event.get("seat")
+        if not isinstance(seat, int) or not 0 <= seat < seats:
+            raise ReplayError(f"events[{index}]: no such seat {seat!r}")
+        if timed_answer:
+            over = float(event["ms"]) - deadline_ms - float(event.get("server_late_ms", 0))
+            spent = round(min(max(0.0, over), left[seat]), 3)
+        else:
+            spent = round(left[seat], 3)
+        left[seat] = round(left[seat] - spent, 3)
+        logged = (event.get("bank_spent_ms"), event.get("bank_left_ms"))
+        if logged != (spent, left[seat]):
+            raise ReplayError(f"events[{index}]: seat {seat}'s time bank: the log says spent "
+                              f"{logged[0]!r}, left {logged[1]!r}; the answers' times give "
+                              f"spent {spent!r}, left {left[seat]!r}")
 
 
 def _compare(path: str, ours: Any, theirs: Any) -> None:

@@ -66,6 +66,8 @@ COMMON_SETTINGS: tuple[Setting, ...] = (
             maximum=60_000),
     Setting("max_timeouts", 3, "timeouts in a row before a seat counts as disconnected",
             minimum=1, maximum=1000),
+    Setting("time_bank_ms", 0, "each seat's extra time for the whole match, spent only by "
+            "answers after the deadline, in milliseconds", minimum=0, maximum=3_600_000),
 )
 """Referee settings shared by every game (docs/rules.md §3)."""
 

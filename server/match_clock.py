@@ -5,6 +5,12 @@ to its connection, not from when the runner queued it: a busy server never eats 
 A request still unsent one deadline after it was queued (a stalled connection) counts as sent
 then, so a decision point never lasts longer than two deadlines. Time the server itself runs
 late (its event loop busy, its process starved; see ``LoopWatch``) is on no seat's clock.
+
+With a time bank (the ``time_bank_ms`` setting) each seat's answer is due that much later
+in all, over the whole match: an answer after the deadline spends from the seat's bank what
+it took beyond the deadline, and a timeout spends what was left. The match log's answer and
+timeout entries say what each spent and what is left (``bank_spent_ms``, ``bank_left_ms``),
+so a replay's verifier recomputes the bank (``referee.replay``).
 """
 
 from __future__ import annotations
@@ -97,9 +103,13 @@ class MatchClock:
     once), and re-armed for the point in progress when it fires, so a decision costs no
     timer of its own."""
 
-    def __init__(self, deadline_s: float) -> None:
+    def __init__(self, deadline_s: float, bank_ms: int = 0, seats: int = 0) -> None:
         self.deadline_s = deadline_s
         """How long a seat has to answer a request (seconds)."""
+        self.banked = bank_ms > 0
+        """Whether the match has a time bank."""
+        self.bank_ms = [float(bank_ms)] * seats
+        """What is left of each seat's time bank (ms)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watch: LoopWatch | None = None
         """How late the event loop runs (set once the match runs)."""
@@ -127,11 +137,12 @@ class MatchClock:
         unwritten, as if written ``now``), and at most two deadlines after the request was
         queued; in both, not counting the time the server ran late meanwhile."""
         late = self.late()
+        bank = self.bank_ms[seat] / 1000 if self.banked else 0.0
         sent = pending.sent_at.get(seat)
         answer_by = now + self.deadline_s if sent is None else \
             sent + self.deadline_s + (late - pending.late_at_sent[seat])
-        return min(answer_by, pending.opened + 2 * self.deadline_s +
-                   (late - pending.late_at_open))
+        return bank + min(answer_by, pending.opened + 2 * self.deadline_s +
+                          (late - pending.late_at_open))
 
     def overdue(self, pending: Pending, now: float) -> list[int]:
         """The seats of ``pending`` still to answer whose time is up at ``now``."""
@@ -151,7 +162,20 @@ class MatchClock:
         late_ms = self.late_ms(pending, seat)
         if late_ms:
             timing["server_late_ms"] = late_ms
+        if self.banked:
+            over = timing["ms"] - self.deadline_s * 1000 - late_ms
+            timing.update(self._spend(seat, max(0.0, over)))
         return timing
+
+    def exhaust(self, seat: int) -> dict[str, float]:
+        """``seat`` timed out: it spent what was left of its bank (fields for the timeout's
+        entry in the match log; none without a time bank)."""
+        return self._spend(seat, self.bank_ms[seat]) if self.banked else {}
+
+    def _spend(self, seat: int, over_ms: float) -> dict[str, float]:
+        spent = round(min(over_ms, self.bank_ms[seat]), 3)
+        self.bank_ms[seat] = round(self.bank_ms[seat] - spent, 3)
+        return {"bank_spent_ms": spent, "bank_left_ms": self.bank_ms[seat]}
 
     def late_ms(self, pending: Pending, seat: int) -> float:
         """How late the server ran since ``seat``'s request was queued (ms)."""

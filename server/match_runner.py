@@ -71,7 +71,8 @@ class MatchRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._over: asyncio.Future[None] | None = None
         """Resolved when the game is over (or failed), once the match has started."""
-        self.clock = MatchClock(self.deadline_s)
+        self.clock = MatchClock(self.deadline_s, int(self.state.settings["time_bank_ms"]),
+                                len(self.seats))
         self._check_all_joined()
 
     # -- connections ---------------------------------------------------------------------
@@ -353,7 +354,8 @@ class MatchRunner:
         link.strikes += 1
         assert self.pending is not None
         self._event("timeout", seat=seat, strikes=link.strikes,
-                    server_late_ms=self.clock.late_ms(self.pending, seat))
+                    server_late_ms=self.clock.late_ms(self.pending, seat),
+                    **self.clock.exhaust(seat))
         self._default(seat, "timeout")
         if link.strikes >= self.max_timeouts and not link.disconnected:
             link.disconnected = True

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -126,3 +128,64 @@ def _dealt_hands(replay: dict[str, Any]) -> list[list[int]]:
 
     walk(replay)
     return found
+
+
+LATE_DECISIONS = 5
+"""How many decisions the slow agent answers late."""
+
+
+async def _slow_agent(session: ClientSession, late_s: float) -> list[int]:
+    """Answer the first ``LATE_DECISIONS`` decisions ``late_s`` after they came (the lateness
+    under test), the others at once; return the time left each decision was offered with."""
+    offered: list[int] = []
+    while True:
+        result = await session.call_tool("next_decision", {"timeout_s": 60})
+        content = result.structured_content
+        assert content is not None and not result.is_error, _text(result)
+        if content["status"] in ("match_ended", "finished"):
+            return offered
+        if content["status"] != "decision":
+            continue
+        offered.append(content["time_left_ms"])
+        if len(offered) <= LATE_DECISIONS:
+            await asyncio.sleep(late_s)
+        answered = await session.call_tool("act", {"action": content["legal"][0]})
+        assert not answered.is_error, _text(answered)
+
+
+def test_a_slow_agent_answers_late_from_its_time_bank_and_is_never_defaulted(
+        server: ServerProcess, tmp_path: Path) -> None:
+    """1,000 ms a decision and a 20 s bank: answers 1.5 s past the deadline are taken, each
+    spends about 1.5 s of the bank, the replay says so and verifies; a replay whose bank
+    figures are changed does not."""
+    match = server.create_match("six_nimmt", 2, "--house", "1=greedy", "--deadline-ms", "1000",
+                                "--setting", "time_bank_ms=20000", "--setting", "rounds=1")
+
+    async def play() -> list[int]:
+        async with stdio_client(_params(server, match.tokens[0])) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            return await _slow_agent(session, 2.5)
+
+    offered = asyncio.run(play())
+    assert len(offered) >= 10 and offered[0] > 20_000  # the deadline and the whole bank
+    replay = json.loads(server.replay(match.match_id))
+    assert replay["settings"]["time_bank_ms"] == 20_000
+    mine = [e for e in replay["events"] if e.get("type") == "answer" and e["seat"] == 0]
+    assert len(mine) == len(offered) and not any(e.get("default") for e in mine)
+    assert not [e for e in replay["events"] if e.get("type") == "timeout"]
+    late = mine[:LATE_DECISIONS]
+    assert all(1400 <= e["bank_spent_ms"] <= 2000 for e in late), late
+    assert all(e["bank_spent_ms"] == 0 for e in mine[LATE_DECISIONS:])
+    assert mine[-1]["bank_left_ms"] == round(20_000 - sum(e["bank_spent_ms"] for e in late), 3)
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(replay), encoding="utf-8")
+    verified = subprocess.run([*CLI, "replay", "verify", str(good)], capture_output=True,
+                              text=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    late[0]["bank_left_ms"] += 1000  # a bank that was not spent as the times say
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(replay), encoding="utf-8")
+    refused = subprocess.run([*CLI, "replay", "verify", str(bad)], capture_output=True,
+                             text=True)
+    assert refused.returncode == 1 and "time bank" in refused.stdout
