@@ -48,6 +48,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     for name in ("bullring.bot", "bullring.mcp"):
         logging.getLogger(name).addHandler(handler)
         logging.getLogger(name).setLevel(logging.INFO)
+        logging.getLogger(name).propagate = False  # not again through the SDK's root handler
     asyncio.run(mcp_server.serve(args, token, args.transport, args.host, args.port))
     return 0
 

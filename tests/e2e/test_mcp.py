@@ -7,11 +7,13 @@ import asyncio
 import json
 import os
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.serving import CLI, ServerProcess
 
@@ -189,3 +191,39 @@ def test_a_slow_agent_answers_late_from_its_time_bank_and_is_never_defaulted(
     refused = subprocess.run([*CLI, "replay", "verify", str(bad)], capture_output=True,
                              text=True)
     assert refused.returncode == 1 and "time bank" in refused.stdout
+
+
+def test_an_agent_plays_over_streamable_http(server: ServerProcess) -> None:
+    """``bullring mcp --transport http``: the same tools at /mcp; a whole No Thanks! match."""
+    match = server.create_match("no_thanks", 3, "--house", "1=random", "--house",
+                                "2=never_take", "--deadline-ms", "20000")
+    assert match.tokens[0] is not None
+    proc = subprocess.Popen([*CLI, "mcp", "--server", server.address, "--token",
+                             match.tokens[0], "--transport", "http", "--port", "0"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        url = ""
+        for line in proc.stderr:  # uvicorn says where it listens
+            if "running on http://" in line:
+                url = line.split("running on ")[1].split()[0] + "/mcp"
+                break
+        assert url, "bullring mcp --transport http did not start"
+        drain = threading.Thread(target=proc.stderr.read, daemon=True)
+        drain.start()
+
+        async def play() -> dict[str, Any]:
+            async with streamable_http_client(url) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                return await _agent(session, "maybe")
+
+        seen = asyncio.run(play())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert seen["end"]["result"]["termination"] == "normal"
+    assert "not a legal answer" in seen["refusal"]
+    observation = seen["first"]["observation"]
+    assert set(observation) >= {"chips", "cards", "card", "pot"}
+    assert isinstance(observation["chips"], int)  # its own chips; no other seat's count
