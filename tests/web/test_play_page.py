@@ -120,7 +120,10 @@ def test_a_person_plays_a_full_six_nimmt_match_by_clicks(
     assert hand == list(dealt.hands[0])
     rows = {card for row in dealt.rows for card in row}
     assert cards_on_page(page) == rows | set(hand)  # its own hand and the rows, no more
-    assert float(page.inner_text("[data-testid=clock]").split()[0]) > 20  # 30 s for people
+    clock = float(page.inner_text("[data-testid=clock]").split()[0])
+    assert 20 < clock <= 30  # 30 s for people
+    page.wait_for_function("s => parseFloat(document.querySelector('[data-testid=clock]')"
+                           ".textContent) < s", arg=clock)  # it counts down
     assert httpx.get(f"{web.http}/api/matches/{match_id}/replay").status_code == 409
     no_token_in_public_answers(web, match_id, token)
     spectator = browser.new_page()
@@ -187,18 +190,16 @@ def test_a_person_plays_a_full_six_nimmt_match_by_clicks(
 def test_the_clock_runs_out_and_the_default_is_applied(
         web: ServerProcess, page: Any, axe: str, request: pytest.FixtureRequest,  # noqa: F811
         tmp_path: Path) -> None:
-    """A person who does not answer within a 1.5 s deadline: the clock counts down, then the
-    page says the referee played a card for them, and the match log holds that very card as
-    the seat's default answer after a timeout."""
-    match_id, _, link = human_match(web, "--deadline-ms", "1500", "--setting", "rounds=1")
+    """A person who does not answer within a 2 s deadline: the clock shows it, then the page
+    says the referee played a card for them, and the match log holds that very card as the
+    seat's default answer after a timeout."""
+    match_id, _, link = human_match(web, "--deadline-ms", "2000", "--setting", "rounds=1")
     page.goto(link)
     page.wait_for_selector("body[data-state=deciding]")
     hand = set(page.locator("[data-testid=hand] button").evaluate_all(
         "bs => bs.map(b => Number(b.dataset.play))"))
-    shown = float(page.inner_text("[data-testid=clock]").split()[0])
-    assert 0 < shown <= 1.5
-    page.wait_for_function("s => parseFloat(document.querySelector('[data-testid=clock]')"
-                           ".textContent) < s", arg=shown)
+    assert float(page.inner_text("[data-testid=clock]").split()[0]) <= 2
+    assert "of 2 s for each decision" in page.inner_text("[data-testid=status]")
     notice = page.wait_for_selector("[data-testid=defaulted]")
     said = notice.inner_text()
     assert said.startswith("Time ran out: the referee played ")
