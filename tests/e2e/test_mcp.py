@@ -15,7 +15,10 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.serving import CLI, ServerProcess
+from referee.replay import verify
+from server.store import Store
+from tests.ladder_helpers import LadderBot, LadderServer
+from tests.serving import CLI, ServerProcess, db_url
 
 pytestmark = pytest.mark.e2e
 
@@ -227,3 +230,38 @@ def test_an_agent_plays_over_streamable_http(server: ServerProcess) -> None:
     observation = seen["first"]["observation"]
     assert set(observation) >= {"chips", "cards", "card", "pot"}
     assert isinstance(observation["chips"], int)  # its own chips; no other seat's count
+
+
+def test_an_agent_plays_a_practice_match_on_a_ladder_with_a_time_bank(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """``bullring mcp --ladder GAME --practice --against ...`` with a registered bot's token:
+    one unrated match against house bots, on a ladder whose matches have a time bank
+    (``bullring serve --ladder-setting six_nimmt:time_bank_ms=20000``); then no more."""
+    server = LadderServer(db_url(tmp_path), [
+        "--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
+        "--ladder-setting", "six_nimmt:deadline_ms=1000",
+        "--ladder-setting", "six_nimmt:time_bank_ms=20000"]).start()
+    stop_all.append(server)
+    token = server.add_bot("ann")
+    params = StdioServerParameters(command=CLI[0], args=[
+        *CLI[1:], "mcp", "--server", server.address, "--ladder", "six_nimmt", "--practice",
+        "--against", "house:random,house:greedy"], env={**os.environ, "BULLRING_TOKEN": token})
+
+    async def play() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with stdio_client(params) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            seen = await _agent(session, 0)
+            while seen["end"]["status"] != "finished":
+                seen["end"] = (await session.call_tool("next_decision", {})).structured_content
+            so_far = (await session.call_tool("match_so_far", {})).structured_content
+            assert so_far is not None
+            return seen, so_far
+
+    seen, so_far = asyncio.run(play())
+    assert seen["first"]["time_left_ms"] > 20_000  # the deadline and the ladder's bank
+    assert so_far["seat_names"] == ["ann", "house:random", "house:greedy"]
+    assert so_far["rated"] is False and so_far["result"]["termination"] == "normal"
+    replay = Store(server.db).replay(so_far["match_id"])
+    assert replay is not None and replay["settings"]["time_bank_ms"] == 20_000
+    assert verify(replay)
