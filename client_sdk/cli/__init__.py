@@ -1,9 +1,10 @@
 """What every Bullring command shares: argument types that check a value when it is parsed,
 and one error boundary that turns the project's errors into one line and an exit status.
 
-Every option of ``bullring``, ``bullring-bot``, ``bullring-arena`` and ``bullring-tournament``
-is parsed by one of the types here, so a wrong value is refused before any work starts, in
-one line that names the option: ``bullring arena: --games: must be at least 1, not '-5'``.
+Every option of ``bullring``, ``bullring-bot``, ``bullring-arena``, ``bullring-tournament`` and
+``bullring-mcp`` is parsed by one of the types here, so a wrong value is refused before any
+work starts, in one line that names the option:
+``bullring arena: --games: must be at least 1, not '-5'``.
 The boundary (``run``) maps the project's errors to the exit statuses of ``EXIT_STATUSES``;
 any other exception is a bug and keeps its traceback.
 
