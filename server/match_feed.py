@@ -1,13 +1,15 @@
 """What a live match sends out: the messages for each seat's connection, and the public
 events for its spectators.
 
-Each seat's connection gets its messages through its outbox (``server/outbox.py``); a
-spectator gets every public event from the start of the match, then each as it happens.
+Each seat's connection gets its messages through its outbox (``server/outbox.py``), and so
+does each spectator: every public event from the start of the match, then each as it
+happens. A spectator may fall at most ``MAX_UNREAD`` messages behind the match; one more and
+its outbox ends it (``stalled``), so a spectator that never reads cannot make the server hold
+an ever longer queue.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +19,11 @@ from client_sdk.bot import Bot
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server import outgoing
 from server.answers import MAX_REJECTS_LOGGED
-from server.outbox import Outbox, replaced
+from server.outbox import MAX_UNREAD, Outbox, replaced
+
+FELL_BEHIND = (f"this spectator fell {MAX_UNREAD} messages behind the match and was cut off; "
+               f"watch again to start over")
+"""Why a spectator's stream is ended when it left too much unread."""
 
 
 @dataclass(eq=False)
@@ -57,7 +63,11 @@ class MatchFeed:
         self.seats = seats
         self.public: list[bytes] = []
         """Every public event so far, each a serialized PublicEvent."""
-        self.spectators: list[asyncio.Queue[pb.WatchResponse | None]] = []
+        self.watched: list[bytes] = []
+        """Every public event so far, each a serialized WatchResponse (shared by every
+        spectator's outbox)."""
+        self.spectators: list[Outbox] = []
+        """The outboxes of the spectators watching, each of serialized WatchResponses."""
         self.ended: pb.MatchEnded | None = None
         """The result, once the match has ended."""
 
@@ -100,28 +110,31 @@ class MatchFeed:
         message = outgoing.play_event(public)
         stalled = [link for link in self.seats
                    if link.outbox is not None and not self.send(link, message)]
+        watched = outgoing.watch_event(public)
+        self.watched.append(watched)
         if self.spectators:
-            watched = pb.WatchResponse(event=pb.PublicEvent.FromString(public))
-            for queue in self.spectators:
-                queue.put_nowait(watched)
+            for outbox in self.spectators:
+                outbox.put_nowait(watched)
+            self.spectators = [o for o in self.spectators if not o.stalled]
         return stalled
 
-    def watch(self) -> asyncio.Queue[pb.WatchResponse | None]:
-        """A queue of every public message of this match, from its start."""
-        queue: asyncio.Queue[pb.WatchResponse | None] = asyncio.Queue()
-        for public in self.public:
-            queue.put_nowait(pb.WatchResponse(event=pb.PublicEvent.FromString(public)))
+    def watch(self) -> Outbox:
+        """A spectator's outbox of every public message of this match (serialized
+        WatchResponses), from its start; it may fall ``MAX_UNREAD`` messages behind."""
+        outbox = Outbox(len(self.watched) + MAX_UNREAD)
+        for watched in self.watched:
+            outbox.put_nowait(watched)
         if self.ended is not None:
-            queue.put_nowait(pb.WatchResponse(match_ended=self.ended))
-            queue.put_nowait(None)
+            outbox.put_nowait(pb.WatchResponse(match_ended=self.ended).SerializeToString())
+            outbox.put_nowait(None)
         else:
-            self.spectators.append(queue)
-        return queue
+            self.spectators.append(outbox)
+        return outbox
 
-    def unwatch(self, queue: asyncio.Queue[pb.WatchResponse | None]) -> None:
-        """Stop feeding a spectator's queue (its connection closed)."""
+    def unwatch(self, outbox: Outbox) -> None:
+        """Stop feeding a spectator's outbox (its connection closed)."""
         with contextlib.suppress(ValueError):
-            self.spectators.remove(queue)
+            self.spectators.remove(outbox)
 
     def end(self, ended: pb.MatchEnded, on_sent: Callable[..., None]) -> None:
         """Tell every seat and spectator the result; ``on_sent`` is the runner's request
@@ -137,6 +150,7 @@ class MatchFeed:
                     # would make runner -> seat -> outbox -> runner a cycle (freed only by a
                     # full collection) once its bot leaves before its next match.
                     link.outbox.on_sent = None
-        for queue in self.spectators:
-            queue.put_nowait(pb.WatchResponse(match_ended=ended))
-            queue.put_nowait(None)
+        watched = pb.WatchResponse(match_ended=ended).SerializeToString()
+        for outbox in self.spectators:
+            outbox.put_nowait(watched)
+            outbox.put_nowait(None)

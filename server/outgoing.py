@@ -273,6 +273,15 @@ def play_event(public: bytes) -> bytes:
     return _delimited(_PLAY_EVENT, public)
 
 
+_WATCH_EVENT = _tag(1, 2)
+"""``WatchResponse.event``."""
+
+
+def watch_event(public: bytes) -> bytes:
+    """The WatchResponse carrying a ``PublicEvent`` from ``public_event``."""
+    return _delimited(_WATCH_EVENT, public)
+
+
 _BATCH = _tag(7, 2)
 """``PlayResponse.batch``."""
 _BATCH_MESSAGE = _tag(1, 2)
@@ -295,4 +304,4 @@ def subscribed(message: bytes) -> bytes:
 
 
 __all__ = ["accepted", "batch", "decision", "play_event", "public_event", "subscribed",
-           "varint"]
+           "varint", "watch_event"]

@@ -19,6 +19,7 @@ from server.hub import MatchHub, MatchOverError, game_refusal
 from server.ladder import Ladder, LadderError, LadderSession
 from server.limits import Limits
 from server.match_clock import loop_watch
+from server.match_feed import FELL_BEHIND
 from server.match_runner import MatchRunner
 from server.models import BotRow
 from server.outbox import Outbox
@@ -313,9 +314,10 @@ class SpectatorService:
         self.hub = hub
 
     async def watch(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
-                    ) -> AsyncIterator[pb.WatchResponse]:
+                    ) -> AsyncIterator[bytes]:
         """Stream the match's public events from its start, then its end (for a match no
-        longer live here, from its stored replay)."""
+        longer live here, from its stored replay), each a serialized WatchResponse. A
+        spectator that falls ``MAX_UNREAD`` messages behind is ended: RESOURCE_EXHAUSTED."""
         message = _parse(pb.WatchRequest, raw)
         if message is None:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed WatchRequest")
@@ -331,20 +333,21 @@ class SpectatorService:
                 await context.abort(grpc.StatusCode.NOT_FOUND, _no_match(message.match_id))
                 raise AssertionError("unreachable")
             for stored in ended:
-                yield stored
+                yield stored.SerializeToString()
             return
-        queue = runner.feed.watch()
+        outbox = runner.feed.watch()
         try:
-            while (item := await queue.get()) is not None:
+            while (item := await outbox.get()) is not None:
                 yield item
         finally:
-            runner.feed.unwatch(queue)  # a spectator that left is fed no more
+            runner.feed.unwatch(outbox)  # a spectator that left is fed no more
+        if outbox.stalled:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, FELL_BEHIND)
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler serving this service's methods."""
         return grpc.method_handlers_generic_handler(wire.SPECTATOR_SERVICE, {
-            "Watch": grpc.unary_stream_rpc_method_handler(
-                self.watch, response_serializer=pb.WatchResponse.SerializeToString),
+            "Watch": grpc.unary_stream_rpc_method_handler(self.watch),
         })
 
 

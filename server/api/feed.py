@@ -17,6 +17,7 @@ from server.api.browse import MatchId, match_info
 from server.api.context import Context
 from server.api.errors import ApiError, error_responses
 from server.api.proto_json import to_json
+from server.match_feed import FELL_BEHIND
 from server.match_runner import MatchRunner
 
 router = APIRouter(prefix="/api", tags=["browse"])
@@ -66,16 +67,19 @@ async def feed(source: Annotated[MatchRunner | list[pb.WatchResponse] | pb.Match
         for event in _numbered(source, last_event_id or 0):
             yield event
         return
-    queue = source.feed.watch()
+    outbox = source.feed.watch()
     number = 0
     try:
-        while (item := await queue.get()) is not None:
+        while (raw := await outbox.get()) is not None:
+            item = pb.WatchResponse.FromString(raw)
             for event in _numbered([item], last_event_id or 0, number):
                 yield event
             number += item.WhichOneof("body") != "match_ended"
             await asyncio.sleep(0)
     finally:
-        source.feed.unwatch(queue)
+        source.feed.unwatch(outbox)
+    if outbox.stalled:  # the client resumes after its last event (Last-Event-ID)
+        yield ServerSentEvent(comment=FELL_BEHIND)
 
 
 def _numbered(items: list[pb.WatchResponse], skip: int, before: int = 0

@@ -7,7 +7,7 @@ message up to SEQ and waits for newer ones, so a lost response is simply asked f
 Numbers go on across a token's connections, so a poll whose ``after`` comes before the
 newest connection's first message is from a connection that was replaced: it is answered
 with that connection's end. A connection nobody polls for ``lease_s`` is closed, as a closed
-stream would be.
+stream would be, and so is one that leaves its outbox's limit of messages unacknowledged.
 """
 
 from __future__ import annotations
@@ -24,6 +24,11 @@ from server.outbox import Outbox, replaced
 
 LEASE_S = 30.0
 """A long-poll connection with no poll for this long is closed (the seat is disconnected)."""
+
+STALLED = ("{} messages were left unacknowledged: this connection ended; poll without "
+           "'after' to join again")
+"""The end of a connection whose polls stopped acknowledging (``after`` left behind): its
+messages are bounded as a stream's outbox is (``server/outbox.py``)."""
 
 Connect = Callable[[], tuple[Outbox, Callable[[str], None]]]
 """Opens a connection: its outbox, and what to call (with a reason) once it ends."""
@@ -89,7 +94,13 @@ class PollSession:
 
     def _take(self, item: bytes | None) -> None:
         if item is None:
-            self._close("poll connection closed")
+            self._close(self.outbox.why_ended("poll connection closed"))
+            return
+        if len(self.log) >= self.outbox.limit:  # the outbox's bound holds for the log too
+            self.outbox.close()
+            self._append(pb.PlayResponse(closed=pb.Closed(message=STALLED.format(
+                self.outbox.limit))))
+            self._close(f"stalled: {self.outbox.limit} messages unread")
             return
         self._append(pb.PlayResponse.FromString(item))
 

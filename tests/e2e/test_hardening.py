@@ -22,6 +22,7 @@ from client_sdk import wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.registry import get_game
 from referee.replay import build_replay
+from server.outbox import MAX_UNREAD
 from server.store import Store
 from tests.seat_client import SeatClient
 from tests.serving import CLI, ServerProcess, db_url, finish
@@ -175,6 +176,54 @@ def test_a_stream_that_answers_and_never_reads_is_cut_off_not_buffered(
     assert any(str(r).startswith("stalled: ") for r in reasons), (reasons, sent, rejects)
     rejects = sum(e["type"] == "reject" for e in replay["events"])
     assert rejects < sent and rejects < 20_000, (rejects, sent)
+    log = server.stop()
+    assert "Traceback" not in log and "ExecuteBatchError" not in log, log[-3000:]
+
+
+def test_a_spectator_that_never_reads_is_cut_off_not_buffered(server: ServerProcess) -> None:
+    """A Watch stream that never reads while its match publishes thousands of events: the
+    spectator's messages go through one bounded outbox, as a seat's do, so once it falls
+    MAX_UNREAD messages behind it is ended (RESOURCE_EXHAUSTED, saying why) and holds no
+    more; a spectator that reads gets every event to the end, and the log holds no error."""
+    match = server.create_match("six_nimmt", 2, "--house", "1=random", "--setting",
+                                "rounds=150")
+    watch_options = [("grpc.http2.bdp_probe", 0)]  # the client's window stays small
+
+    def watch(channel: grpc.aio.Channel) -> Any:
+        stub = channel.unary_stream(wire.WATCH,
+                                    request_serializer=pb.WatchRequest.SerializeToString,
+                                    response_deserializer=pb.WatchResponse.FromString)
+        return stub(pb.WatchRequest(match_id=match.match_id))
+
+    async def play() -> tuple[int, int, grpc.StatusCode, str]:
+        async with grpc.aio.insecure_channel(server.address) as channel, \
+                grpc.aio.insecure_channel(server.address, options=watch_options) as idle:
+            seat = SeatClient(channel, str(match.tokens[0]))
+            seat.join()
+            await seat.next("match_started")
+            stuck = watch(idle)
+            await stuck.initial_metadata()  # the stream is open; it is never read meanwhile
+
+            async def answer() -> None:
+                with contextlib.suppress(EOFError):
+                    while True:
+                        request = await seat.next("decision")
+                        seat.answer(request.decision_id, request.legal[0])
+            player = asyncio.create_task(answer())
+            everything = [item async for item in watch(channel)]
+            await player
+            assert everything[-1].WhichOneof("body") == "match_ended"
+            got = 0
+            try:
+                async for _ in stuck:
+                    got += 1
+            except grpc.aio.AioRpcError as exc:
+                return len(everything), got, exc.code(), str(exc.details())
+            return len(everything), got, grpc.StatusCode.OK, ""
+    total, got, code, details = asyncio.run(play())
+    assert total > 3 * MAX_UNREAD, total  # enough to fill the transport and the outbox
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "behind" in details, (code, details)
+    assert got < total - MAX_UNREAD, (got, total)
     log = server.stop()
     assert "Traceback" not in log and "ExecuteBatchError" not in log, log[-3000:]
 

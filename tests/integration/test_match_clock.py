@@ -28,6 +28,12 @@ async def _nothing(_replay: dict[str, Any]) -> None:
     return None
 
 
+async def _watched(spectator: Outbox) -> pb.WatchResponse | None:
+    """A spectator's next message, parsed (None: the end)."""
+    raw = await spectator.get()
+    return None if raw is None else pb.WatchResponse.FromString(raw)
+
+
 def _runner(deadline_ms: int, **settings_given: Any) -> MatchRunner:
     """A 2-seat 6 nimmt! match: seat 0 for the test, seat 1 a house bot."""
     settings = new_state(2, {"deadline_ms": deadline_ms, **settings_given}).settings
@@ -120,10 +126,10 @@ def test_a_request_nobody_takes_still_times_out_and_the_match_goes_on() -> None:
         runner.attach(0)  # connected, but nothing ever reads its outbox
         spectator = runner.feed.watch()
         task = asyncio.create_task(runner.run())
-        first = await spectator.get()
+        first = await _watched(spectator)
         # the opening rows come first
         while first is not None and wire.event_type(first.event) != "CardsRevealed":
-            first = await spectator.get()
+            first = await _watched(spectator)
         assert first is not None  # the trick was played
         timeouts = [e for e in runner.log if e["type"] == "timeout"]
         assert [(e["seat"], e["strikes"]) for e in timeouts] == [(0, 1)]
