@@ -24,7 +24,7 @@ let focusWanted = false;  // move the focus to the choices once they are drawn
 const play = {
   matchId: decodeURIComponent(location.pathname.split("/")[2] || ""),
   token: "",
-  seat: null, names: [], game: null, rated: false, deadlineMs: 0,
+  seat: null, names: [], game: null, rated: false, deadlineMs: 0, bankMs: 0,
   pub: null,              // the public state, rebuilt from public events (app.js liveState)
   obs: null,              // the last observation this seat received (its own view)
   decision: null,         // the decision waiting for this seat, if any
@@ -128,6 +128,7 @@ function receive(message) {
     play.names = started.seat_names;
     play.rated = started.rated;
     play.deadlineMs = started.settings.deadline_ms;
+    play.bankMs = started.settings.time_bank_ms || 0;
     const shown = play.names.map((name, s) => (s === play.seat ? "you" : name));
     play.pub = liveState({game: play.game, seats: shown, bots: []});
   } else if (message.decision) {
@@ -242,10 +243,18 @@ function secondsLeft() {
   return Math.max(0, play.decision.time_left_ms - gone) / 1000;
 }
 
+/** The time left counts the seat's time bank (docs/rules.md §3): the decision's own
+ * seconds first, then the bank's. */
 function clockText() {
   const left = secondsLeft();
-  return left === null ? "—" : `${left.toFixed(1)} s`;
+  if (left === null) return "—";
+  const bank = play.bankMs ? Math.max(0, play.decision.time_left_ms - play.deadlineMs) / 1000
+                           : 0;
+  if (left > bank || !bank) return `${(left - bank).toFixed(1)} s`;
+  return `0.0 s · time bank: ${left.toFixed(1)} s left`;
 }
+
+function seconds(ms) { return (ms / 1000).toFixed(ms % 1000 ? 1 : 0); }
 
 function tickClock() {
   const clock = document.querySelector("[data-testid=clock]");
@@ -271,8 +280,8 @@ function statusPanel() {
     h("p", {class: "big", "data-testid": "prompt"}, prompt),
     h("p", {}, "Time left: ", h("span", {class: "clock", role: "timer", "data-testid": "clock",
       "aria-live": "off"}, clockText()),
-      ` of ${(play.deadlineMs / 1000).toFixed(play.deadlineMs % 1000 ? 1 : 0)} s for each ` +
-      "decision"),
+      ` of ${seconds(play.deadlineMs)} s for each decision`,
+      play.bankMs ? `, and a time bank of ${seconds(play.bankMs)} s for the match` : ""),
     notice, play.error ? h("p", {class: "error"}, play.error) : null);
 }
 

@@ -190,16 +190,21 @@ def test_a_person_plays_a_full_six_nimmt_match_by_clicks(
 def test_the_clock_runs_out_and_the_default_is_applied(
         web: ServerProcess, page: Any, axe: str, request: pytest.FixtureRequest,  # noqa: F811
         tmp_path: Path) -> None:
-    """A person who does not answer within a 2 s deadline: the clock shows it, then the page
-    says the referee played a card for them, and the match log holds that very card as the
-    seat's default answer after a timeout."""
-    match_id, _, link = human_match(web, "--deadline-ms", "2000", "--setting", "rounds=1")
+    """A person who does not answer within a 2 s deadline and a 1 s time bank: the clock
+    shows the deadline, then counts the bank down, then the page says the referee played a
+    card for them, and the match log holds that very card as the seat's default answer
+    after a timeout."""
+    match_id, _, link = human_match(web, "--deadline-ms", "2000", "--setting", "rounds=1",
+                                    "--setting", "time_bank_ms=1000")
     page.goto(link)
     page.wait_for_selector("body[data-state=deciding]")
     hand = set(page.locator("[data-testid=hand] button").evaluate_all(
         "bs => bs.map(b => Number(b.dataset.play))"))
     assert float(page.inner_text("[data-testid=clock]").split()[0]) <= 2
-    assert "of 2 s for each decision" in page.inner_text("[data-testid=status]")
+    assert "of 2 s for each decision, and a time bank of 1 s for the match" in \
+        page.inner_text("[data-testid=status]")
+    page.wait_for_function("document.querySelector('[data-testid=clock]')"
+                           ".textContent.includes('time bank')")
     notice = page.wait_for_selector("[data-testid=defaulted]")
     said = notice.inner_text()
     assert said.startswith("Time ran out: the referee played ")
