@@ -58,7 +58,8 @@ class Pending:
     kind: str
     observation: Any
     deadline: float
-    """``time.monotonic()`` when the server's time for it runs out."""
+    """``time.monotonic()`` when the runner stops waiting for the answer (the server's
+    deadline, counting the time bank, less the runner's safety margin)."""
     answer: concurrent.futures.Future[Action] = field(default_factory=concurrent.futures.Future)
     verdict: asyncio.Future[str] | None = None
     """Settled with "" when accepted, or the server's message when rejected."""
@@ -89,7 +90,9 @@ class SeatDesk:
     """The seat's state as the agent sees it. Lives on the event loop that runs the runner and
     the MCP server; only ``AgentBot.decide`` runs on the runner's bot thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, margin_ms: int = 0) -> None:
+        self.margin_ms = margin_ms
+        """The runner's safety margin: a decision closes this long before its deadline."""
         self.pending: Pending | None = None
         self.match: MatchRecord | None = None
         self.matches_played = 0
@@ -111,7 +114,8 @@ class SeatDesk:
                 return  # asked again after a reconnect: the runner resends the same answer
             self.pending = Pending(request.decision_id, kind.name,
                                    wire.observation_from_request(request),
-                                   time.monotonic() + request.time_left_ms / 1000)
+                                   time.monotonic() + (request.time_left_ms - self.margin_ms)
+                                   / 1000)
         elif which == "match_started":
             s = response.match_started
             if self.match is None or self.match.match_id != s.match_id:

@@ -128,7 +128,7 @@ async def play_seat(desk: SeatDesk, args: argparse.Namespace, token: str) -> Non
 async def serve(args: argparse.Namespace, token: str, transport: str,
                 host: str = "127.0.0.1", port: int = 8000) -> None:
     """Run the MCP server over ``transport`` ("stdio" or "http") while the seat plays."""
-    desk = SeatDesk()
+    desk = SeatDesk(args.margin_ms)
     server = build(desk)
     seat = asyncio.create_task(play_seat(desk, args, token))
     try:
