@@ -228,6 +228,27 @@ def test_a_spectator_that_never_reads_is_cut_off_not_buffered(server: ServerProc
     assert "Traceback" not in log and "ExecuteBatchError" not in log, log[-3000:]
 
 
+def test_a_long_poll_that_never_acknowledges_is_cut_off_not_buffered(
+        server: ServerProcess) -> None:
+    """A long-poll connection whose polls keep the lease but never acknowledge (``after``
+    stays 0) while its seat is sent message after message: its log is bounded as a stream's
+    outbox is, so at MAX_UNREAD unacknowledged messages the connection ends with a Closed
+    message saying why, instead of the log growing for the whole match."""
+    match = server.create_match("six_nimmt", 2, "--house", "1=random", "--setting",
+                                "rounds=100", "--deadline-ms", "10")
+    headers = {"Authorization": f"Bearer {match.tokens[0]}"}
+    with httpx.Client(base_url=server.http, headers=headers, timeout=60) as client:
+        polled = client.get("/api/play/poll", params={"wait_ms": 0}).json()
+        while not polled["closed"]:
+            polled = client.get("/api/play/poll", params={"after": 0, "wait_ms": 5000}).json()
+    last = polled["messages"][-1]
+    assert "closed" in last and "unacknowledged" in last["closed"]["message"], last
+    assert len(polled["messages"]) <= MAX_UNREAD + 1
+    assert "match_ended" not in {k for m in polled["messages"] for k in m}
+    log = server.stop()
+    assert "Traceback" not in log, log[-3000:]
+
+
 def test_streams_without_join_are_bounded_per_connection_and_time_out(
         tmp_path: Path) -> None:
     """3,000 Play streams opened on one connection, none sending Join: at most
