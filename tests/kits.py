@@ -4,6 +4,7 @@ server's ladder, and check what the server stored about it."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shlex
@@ -12,7 +13,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -72,6 +73,34 @@ class Kit:
         shutil.copytree(ROOT / "proto", kit / "proto")
         return kit
 
+    def build_once(self, kit: Path) -> None:
+        """Build ``kit`` by the README's command, or, where ``BULLRING_KIT_CACHE`` names a
+        folder, copy the build that an earlier test session in the same run made of the very
+        same sources there (CI runs the suite twice, on the sources and on the compiled
+        modules; the kits' builds do not depend on which)."""
+        cache = os.environ.get("BULLRING_KIT_CACHE")
+        if not cache:
+            self.build(kit)
+            return
+        built = Path(cache) / f"{self.folder}-{self.source_digest()}"
+        if not built.exists():
+            self.build(kit)
+            shutil.copytree(kit, built.with_suffix(".partial"), symlinks=True)
+            built.with_suffix(".partial").rename(built)
+            return
+        shutil.rmtree(kit)
+        shutil.copytree(built, kit, symlinks=True)
+
+    def source_digest(self) -> str:
+        """A digest of everything a build of this kit reads from the repository: the kit's
+        files, the contract and the README's commands."""
+        digest = hashlib.sha256("\n".join(self.readme_commands()).encode())
+        for top in (ROOT / "client_sdk" / self.folder, ROOT / "proto"):
+            for path in sorted(p for p in top.rglob("*") if p.is_file()):
+                digest.update(str(path.relative_to(ROOT)).encode())
+                digest.update(path.read_bytes())
+        return digest.hexdigest()[:16]
+
     def build(self, kit: Path) -> None:
         """Run the README's build command in ``kit``."""
         command = self.readme_commands()[1]
@@ -124,7 +153,7 @@ def kit_rig(kit: Kit, tmp: Path) -> Iterator[KitRig]:
     """Copy ``kit`` out of the repository, build it by its README, start a ladder server."""
     kit.require()
     folder = kit.copy_out(tmp / "copy")
-    kit.build(folder)
+    kit.build_once(folder)
     server = LadderServer(db_url(tmp), KIT_LADDERS).start()
     try:
         yield KitRig(kit, folder, server)
@@ -291,3 +320,76 @@ def start_throwing_on_a_seat(rig: KitRig, command: str, env: dict[str, str] | No
     command = command.replace(" --ladder six_nimmt", "")
     return "seat0", rig.kit.start(rig.folder, "seat0", rig.server, match.tokens[0],
                                   "six_nimmt", env=env, command=command)
+
+
+class KitTests:
+    """The tests every starter kit passes. A kit's test module subclasses this as
+    ``Test<Language>Kit``, sets ``KIT`` and ``THROWN_AT``, and says in ``start_throwing`` how
+    its author would build and start a bot that throws; kits that also play one match seat
+    by a seat token subclass ``SeatKitTests``."""
+
+    KIT: ClassVar[Kit]
+    THROWN_AT: ClassVar[str]
+    """What the throwing bot's logged trace must show: the author's function, or the header
+    of the language's trace."""
+    THROWN: ClassVar[str] = "thrown on purpose at the third card"
+    """The throwing bot's message."""
+
+    @pytest.fixture(scope="class")
+    def rig(self, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KitRig]:
+        """The kit built in a folder of its own, and a ladder server."""
+        yield from kit_rig(self.KIT, tmp_path_factory.mktemp(self.KIT.folder))
+
+    def start_throwing(self, rig: KitRig, tmp_path: Path, name: str) -> LadderBot:
+        """Build a bot that throws on its third card beside the built kit and start it for
+        one match of the 6 nimmt! ladder as bot ``name``."""
+        raise NotImplementedError
+
+    def test_readme_installs_what_ci_installs(self) -> None:
+        """Every Debian package the README's install command names is installed by .ci/run."""
+        self.KIT.check_install_line()
+
+    def test_the_starter_bot_plays_both_ladders(self, rig: KitRig) -> None:
+        """The starter bot plays two rated matches of each game on the ladder by the README's
+        run command and stops on SIGTERM with status 0 (``check_ladder_play``)."""
+        check_ladder_play(rig)
+
+    def test_a_throwing_bot_falls_to_the_default_and_plays_on(self, rig: KitRig,
+                                                             tmp_path: Path) -> None:
+        """A bot that throws once is logged with its trace, that decision gets the default
+        action, and the bot plays the rest of its match."""
+        name = f"{self.KIT.folder.replace('-', '')}throws"
+        bot = self.start_throwing(rig, tmp_path, name)
+        try:
+            check_a_throw_falls_to_the_default(rig, name, bot, self.THROWN)
+            assert self.THROWN_AT in bot.err.text()
+        finally:
+            bot.stop()
+
+    def test_a_second_process_on_the_token_replaces_the_first(self, rig: KitRig) -> None:
+        """The runner stops for good (exit 5) when another process takes its token's place
+        (``check_replaced``)."""
+        check_replaced(rig)
+
+
+class SeatKitTests(KitTests):
+    """``KitTests`` and the match-seat tests, for kits that play one seat by a seat token."""
+
+    def test_the_starter_bot_plays_match_seats(self, rig: KitRig) -> None:
+        """See ``check_seat_play``."""
+        check_seat_play(rig)
+
+
+class VariantKitTests(SeatKitTests):
+    """``SeatKitTests`` for kits whose throwing bot replaces the starter bot's source file
+    (``BOT_SOURCE``, by ``THROWING_SOURCE``) in a copy of the built kit."""
+
+    BOT_SOURCE: ClassVar[str]
+    THROWING_SOURCE: ClassVar[Path]
+
+    def start_throwing(self, rig: KitRig, tmp_path: Path, name: str) -> LadderBot:
+        """The copy with the throwing source built by the README's command, started."""
+        folder = self.KIT.variant(rig.folder, tmp_path / self.KIT.folder, self.BOT_SOURCE,
+                                  self.THROWING_SOURCE)
+        return self.KIT.start(folder, name, rig.server, rig.server.add_bot(name), "six_nimmt",
+                              "--matches", "1")

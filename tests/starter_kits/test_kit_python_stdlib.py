@@ -6,20 +6,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.kits import (
-    ROOT,
-    Kit,
-    KitRig,
-    check_a_throw_falls_to_the_default,
-    check_ladder_play,
-    check_replaced,
-    kit_rig,
-)
+from tests.kits import ROOT, Kit, KitRig, KitTests
+from tests.ladder_helpers import LadderBot
 
 STDLIB = Kit("python-stdlib", ("python3",))
 
@@ -42,57 +32,38 @@ run(ThrowingBot())
 """
 
 
-@pytest.fixture(scope="module")
-def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KitRig]:
-    """The kit with its messages generated in a folder of its own, and a ladder server."""
-    yield from kit_rig(STDLIB, tmp_path_factory.mktemp("stdlib"))
+class TestPythonStdlibKit(KitTests):
+    """The stdlib Python kit, over HTTP; its throwing bot's play_card raises, and the
+    traceback shows the line."""
+
+    KIT = STDLIB
+    THROWN_AT = "in play_card\n    raise RuntimeError"
+
+    def start_throwing(self, rig: KitRig, tmp_path: Path, name: str) -> LadderBot:
+        """The throwing script beside the kit, run as the README runs the starter bot."""
+        script = tmp_path / "throwing_bot.py"
+        script.write_text(THROWING_BOT, encoding="utf-8")
+        return STDLIB.start(rig.folder, name, rig.server, rig.server.add_bot(name),
+                            "six_nimmt", "--matches", "1", env={"PYTHONPATH": str(rig.folder)},
+                            command=f"python3 {script} --server http://HOST:PORT --token TOKEN "
+                                    "--ladder six_nimmt")
+
+    def test_readme_needs_nothing_but_python(self) -> None:
+        """The README installs Python alone, and the kit imports nothing outside the standard
+        library and itself."""
+        assert STDLIB.readme_commands()[0].split()[-1] == "python3"
+        kit = ROOT / "client_sdk" / "python-stdlib"
+        for path in kit.glob("*.py"):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.startswith(("import ", "from ")):
+                    module = line.split()[1].split(".")[0]
+                    own = (kit / f"{module}.py").exists() or module == "bullring_messages"
+                    assert module in sys.stdlib_module_names or own, line
 
 
-def test_readme_needs_nothing_but_python() -> None:
-    """The README installs Python alone, and the kit imports nothing outside the standard
-    library and itself."""
-    assert STDLIB.readme_commands()[0].split()[-1] == "python3"
-    kit = ROOT / "client_sdk" / "python-stdlib"
-    for path in kit.glob("*.py"):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.startswith(("import ", "from ")):
-                module = line.split()[1].split(".")[0]
-                own = (kit / f"{module}.py").exists() or module == "bullring_messages"
-                assert module in sys.stdlib_module_names or own, line
-
-
-def test_the_kit_type_checks_strictly(rig: KitRig) -> None:
-    """The generated messages, the runner and the starter bot pass ``mypy --strict``."""
-    done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
-                           "--cache-dir", "/dev/null", "."], cwd=rig.folder,
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout
-
-
-def test_the_starter_bot_plays_both_ladders(rig: KitRig) -> None:
-    """The stdlib starter bot plays two rated matches of each game on the ladder over HTTP
-    by the README's run command and stops on SIGTERM with status 0 (tests/kits.py says what
-    is checked)."""
-    check_ladder_play(rig)
-
-
-def test_a_throwing_bot_falls_to_the_default_and_plays_on(rig: KitRig, tmp_path: Path) -> None:
-    """A bot whose play_card raises once is logged with its traceback, that decision gets
-    the default action, and the bot plays the rest of its match."""
-    script = tmp_path / "throwing_bot.py"
-    script.write_text(THROWING_BOT, encoding="utf-8")
-    name = "stdlibthrows"
-    bot = STDLIB.start(rig.folder, name, rig.server, rig.server.add_bot(name), "six_nimmt",
-                       "--matches", "1", env={"PYTHONPATH": str(rig.folder)},
-                       command=f"python3 {script} --server http://HOST:PORT --token TOKEN "
-                               "--ladder six_nimmt")
-    try:
-        check_a_throw_falls_to_the_default(rig, name, bot, "thrown on purpose at the third card")
-        assert 'in play_card\n    raise RuntimeError' in bot.err.text()
-    finally:
-        bot.stop()
-
-
-def test_a_second_process_on_the_token_replaces_the_first(rig: KitRig) -> None:
-    """The runner stops for good (exit 5) when another process takes its token's place."""
-    check_replaced(rig)
+    def test_the_kit_type_checks_strictly(self, rig: KitRig) -> None:
+        """The generated messages, the runner and the starter bot pass ``mypy --strict``."""
+        done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+                               "--cache-dir", "/dev/null", "."], cwd=rig.folder,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout

@@ -6,7 +6,7 @@
 class ThrowingBot : public bullring::Bot {
  public:
   int PlayCard(const bullring::SixNimmtObservation&, const std::vector<int>& legal) override {
-    if (++cards_ == 3) throw std::runtime_error("thrown on purpose");
+    if (++cards_ == 3) throw std::runtime_error("thrown on purpose at the third card");
     return legal[0];
   }
   int ChooseRow(const bullring::SixNimmtObservation&, const std::vector<int>& legal) override { return legal[0]; }

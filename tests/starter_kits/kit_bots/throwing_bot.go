@@ -8,7 +8,7 @@ type throwingBot struct{ cards int }
 func (b *throwingBot) PlayCard(obs *pb.SixNimmtObservation, legal []int32) int32 {
 	b.cards++
 	if b.cards == 3 {
-		panic("thrown on purpose")
+		panic("thrown on purpose at the third card")
 	}
 	return legal[0]
 }

@@ -6,7 +6,7 @@ class ThrowingBot implements Bot {
 
   playCard(obs: SixNimmtObservation, legal: number[]): number {
     this.cards += 1;
-    if (this.cards === 3) throw new Error('thrown on purpose');
+    if (this.cards === 3) throw new Error('thrown on purpose at the third card');
     return legal[0];
   }
 
