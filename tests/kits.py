@@ -336,9 +336,10 @@ class KitTests:
     """The throwing bot's message."""
 
     @pytest.fixture(scope="class")
-    def rig(self, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KitRig]:
+    @classmethod
+    def rig(cls, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KitRig]:
         """The kit built in a folder of its own, and a ladder server."""
-        yield from kit_rig(self.KIT, tmp_path_factory.mktemp(self.KIT.folder))
+        yield from kit_rig(cls.KIT, tmp_path_factory.mktemp(cls.KIT.folder))
 
     def start_throwing(self, rig: KitRig, tmp_path: Path, name: str) -> LadderBot:
         """Build a bot that throws on its third card beside the built kit and start it for
