@@ -1,7 +1,11 @@
 """Full 6 nimmt! games per second through the arena's path, beside a bare list-based loop.
 
-Run: python benchmarks/engine.py [--games N] [--repeats R]
+Run: python benchmarks/engine.py [--games N] [--repeats R] [--worker-games M]
 Both are measured in the same run, alternating, on one core; the ratio is the figure.
+Then the arena's ``--workers 2`` scaling: games per wall-clock second of ``arena.run`` with
+2 worker processes over 1 (4 seats, M games, alternating, best of the repeats; the 2-worker
+time includes starting the workers), with the machine's load average, since other work on
+the 2 cores takes from the second worker.
 The referee's hot modules are the mypyc-compiled ones in an installed wheel or after
 ``scripts/accelerate``, the sources in an editable install (the first line says which).
 Times are this thread's CPU time (``time.thread_time``), so games/s is the rate of one core
@@ -11,6 +15,7 @@ that is ours; wall-clock time on a machine shared with other work would count th
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import referee.six_nimmt
 from benchmarks.bare_loop import bare_game
-from client_sdk.arena import ArenaConfig, play_one
+from client_sdk.arena import ArenaConfig, play_one, run
 
 
 def rate(play: object, games: int) -> float:
@@ -36,8 +41,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--worker-games", type=int, default=8000)
     args = parser.parse_args()
-    print(f"$ python benchmarks/engine.py --games {args.games} --repeats {args.repeats}")
+    print(f"$ python benchmarks/engine.py --games {args.games} --repeats {args.repeats} "
+          f"--worker-games {args.worker_games}")
     print("games per CPU-second of one thread, best of the repeats; referee modules: "
           + ("pure Python" if str(referee.six_nimmt.__file__).endswith(".py")
              else "mypyc-compiled"))
@@ -50,6 +57,35 @@ def main() -> None:
             best_bare = max(best_bare, rate(lambda i, s=seats: bare_game(s, i), args.games))
         print(f"{seats:>5} {best_engine:>15.0f} {best_bare:>18.0f} "
               f"{best_engine / best_bare:>6.2f}")
+    scaling(args.worker_games, args.repeats)
+
+
+def scaling(games: int, repeats: int) -> None:
+    """Print the arena's games per wall-clock second with 1 and 2 workers and their ratio,
+    and the CPU each run spent (this process and its workers): with two free cores the
+    ratio can reach 2 x (CPU of 1 worker) / (CPU of 2 workers), its ceiling."""
+    config = ArenaConfig("six_nimmt", ("random",) * 4, games, seed=4)
+    best = {1: 0.0, 2: 0.0}
+    cpu = {1: float("inf"), 2: float("inf")}
+    loads = []
+    for _ in range(repeats):
+        for workers in (1, 2):
+            loads.append(os.getloadavg()[0])
+            start, before = time.monotonic(), os.times()
+            run(config, workers)
+            after = os.times()
+            best[workers] = max(best[workers], games / (time.monotonic() - start))
+            spent = (after.user + after.system + after.children_user + after.children_system
+                     - before.user - before.system - before.children_user
+                     - before.children_system)
+            cpu[workers] = min(cpu[workers], spent)
+    print(f"arena --workers, 4 seats, {games} games, best of {repeats}; load average (1 min) "
+          f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores")
+    print(f"{'workers':>7} {'wall games/s':>13} {'CPU s':>7}")
+    for workers, rate_ in best.items():
+        print(f"{workers:>7} {rate_:>13.0f} {cpu[workers]:>7.2f}")
+    print(f"scaling: 2 workers = {best[2] / best[1]:.2f} x 1 worker (wall-clock); ceiling on "
+          f"two free cores {2 * cpu[1] / cpu[2]:.2f} x (CPU)")
 
 
 if __name__ == "__main__":

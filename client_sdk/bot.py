@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from referee.core import Action, DecisionKind
+from referee.core import Action, Decision, DecisionKind
 
 
 class Bot:
@@ -24,6 +24,10 @@ class Bot:
 
     games: tuple[str, ...] = ("six_nimmt", "no_thanks")
     """The game ids this bot can play."""
+
+    decision_only = False
+    """True when ``decide`` reads nothing of the observation but its ``decision``: the local
+    arena then calls ``decide_on(decision)`` and builds no observation (the same answers)."""
 
     def __init__(self, seed: int = 0) -> None:
         self.rng = random.Random(seed)
@@ -40,6 +44,10 @@ class Bot:
         if kind is DecisionKind.TAKE_OR_PASS:
             return self.take_or_pass(observation)
         return self.reveal_hidden_card(observation)
+
+    def decide_on(self, decision: Decision) -> Action:
+        """Answer ``decision`` alone; only bots with ``decision_only`` implement it."""
+        raise NotImplementedError(f"{type(self).__name__} decides from the whole observation")
 
     def play_card(self, observation: Any) -> int:
         """6 nimmt!: return a card from ``observation.hand``."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from client_sdk import arena
 from client_sdk.arena import ArenaConfig
 from referee import replay
+from referee.registry import get_game
 from server.cli import main
 
 
@@ -154,3 +156,32 @@ def test_an_illegal_answer_in_the_arena_names_the_bot(
         assert len(err) == 1 and err[0].startswith(
             "bullring arena: bot 'tests.bots.faulty:Illegal' (seat 0) answered illegally in "
             "6 nimmt! game 0"), err
+
+
+def test_a_decision_only_bot_plays_the_same_games_without_observations() -> None:
+    """``random`` answers from its decision alone (``decide_on``, no observation built): the
+    arena's games are exactly those it plays when asked through ``decide``, in both games."""
+    from client_sdk.house.random_bot import RandomBot
+
+    class Observing(RandomBot):
+        decision_only = False
+
+    for game, seats in (("six_nimmt", 4), ("no_thanks", 3)):
+        spec = get_game(game)
+        for index in range(5):
+            fast = spec.new_state(seats, {}, index)
+            slow = spec.new_state(seats, {}, index)
+            arena.play_game(fast, [RandomBot(index + s) for s in range(seats)])
+            arena.play_game(slow, [Observing(index + s) for s in range(seats)])
+            assert fast.replay_rounds() == slow.replay_rounds()
+            assert fast.result() == slow.result()
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_forked_and_spawned_workers_play_the_same_games(method: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers play the games of one process whether they are forked or spawned."""
+    config = ArenaConfig("six_nimmt", ("greedy", "random", "random"), 12, seed=3)
+    expected = arena.run(config)
+    monkeypatch.setattr(arena, "worker_context", lambda: multiprocessing.get_context(method))
+    assert arena.run(config, workers=2) == expected
