@@ -25,175 +25,28 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import queue
 import re
 import subprocess
 import sys
 import tempfile
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import grpc
-from google.protobuf.json_format import MessageToDict, ParseDict
-
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee.six_nimmt import BULLHEADS
+from transcript_play import (  # beside this script
+    MATCH,
+    call,
+    grpc_transcript,
+    http,
+    http_transcript,
+    play_grpc,
+    proto_json,
+    request,
+    tidy,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = 3
-"""The seed of the transcribed matches: seat 0's lowest card is below every row end in the
-first trick, so the transcript shows a row choice at once."""
-MATCH = {"game": "six_nimmt", "seats": 2, "house": {"1": "greedy"}, "seed": SEED,
-         "settings": {"deadline_ms": "60000", "rounds": "1"}}
-"""The transcribed match, as the admin API creates it: one round, and a deadline no slow
-machine can miss, so every run plays the same match."""
-
-Line = tuple[str, str]
-"""One line of a transcript: its direction ("→" sent by the bot, "←" received) and text."""
-
-
-def _proto_json(message: Any) -> dict[str, Any]:
-    body: dict[str, Any] = MessageToDict(message, preserving_proto_field_name=True,
-                                         always_print_fields_with_no_presence=True)
-    tidy: dict[str, Any] = _tidy(body)
-    return tidy
-
-
-def _tidy(value: Any) -> Any:
-    """``value`` with every ``settings`` map in name order (a map's order is arbitrary)."""
-    if isinstance(value, list):
-        return [_tidy(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    return {k: dict(sorted(v.items())) if k == "settings" and isinstance(v, dict) else _tidy(v)
-            for k, v in value.items()}
-
-
-def _choose(request: pb.DecisionRequest) -> pb.Action:
-    if request.kind == pb.DECISION_KIND_CHOOSE_ROW:
-        rows = [list(r.cards) for r in request.six_nimmt.rows]
-        best = min((a.row for a in request.legal), key=lambda r: sum(BULLHEADS[c] for c in rows[r]))
-        return pb.Action(row=best)
-    if request.kind == pb.DECISION_KIND_PLAY_CARD:
-        return pb.Action(card=min(a.card for a in request.legal))
-    action: pb.Action = request.legal[0]
-    return action
-
-
-def _answer_to(response: pb.PlayResponse) -> pb.PlayRequest | None:
-    """The answer the transcript's bot sends to ``response``, if it is a decision."""
-    if response.WhichOneof("body") != "decision":
-        return None
-    decision = response.decision
-    return pb.PlayRequest(answer=pb.Answer(decision_id=decision.decision_id,
-                                           action=_choose(decision)))
-
-
-def _ended(response: pb.PlayResponse) -> bool:
-    if response.WhichOneof("body") == "batch":
-        return any(_ended(m) for m in response.batch.messages)
-    return bool(response.WhichOneof("body") == "match_ended")
-
-
-def play_grpc(server: str, token: str, record: Callable[[str, Any], None],
-              batches: bool = False) -> None:
-    """Play the seat ``token`` names to the end of its match over ``BotService.Play``,
-    telling ``record`` each message sent ("send") and received ("recv")."""
-    outbox: queue.SimpleQueue[pb.PlayRequest | None] = queue.SimpleQueue()
-
-    def requests() -> Iterator[pb.PlayRequest]:
-        while (message := outbox.get()) is not None:
-            record("send", message)
-            yield message
-
-    with grpc.insecure_channel(server) as channel:
-        play = channel.stream_stream(wire.PLAY,
-                                     request_serializer=pb.PlayRequest.SerializeToString,
-                                     response_deserializer=pb.PlayResponse.FromString)
-        outbox.put(pb.PlayRequest(join=pb.Join(client="protocol_transcript",
-                                               accept_batches=batches)))
-        for response in play(requests(), metadata=(("authorization", f"Bearer {token}"),)):
-            record("recv", response)
-            inner = list(response.batch.messages) if response.WhichOneof("body") == "batch" \
-                else [response]
-            for message in inner:
-                answer = _answer_to(message)
-                if answer is not None:
-                    outbox.put(answer)
-            if _ended(response):
-                outbox.put(None)
-
-
-def grpc_transcript(server: str, token: str, batches: bool = False) -> list[Line]:
-    """The lines of one seat's whole match over gRPC."""
-    lines: list[Line] = []
-
-    def record(direction: str, message: Any) -> None:
-        lines.append(("→" if direction == "send" else "←", json.dumps(_proto_json(message))))
-
-    play_grpc(server, token, record, batches)
-    return lines
-
-
-def _request(method: str, url: str, token: str | None, body: dict[str, Any] | None = None
-             ) -> urllib.request.Request:
-    headers = {"Content-Type": "application/json"} if body is not None else {}
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    data = None if body is None else json.dumps(body).encode()
-    return urllib.request.Request(url, data=data, method=method, headers=headers)
-
-
-def _call(method: str, url: str, token: str | None, body: dict[str, Any] | None = None
-          ) -> tuple[int, Any]:
-    """The status and JSON body of one HTTP request (an error status too)."""
-    try:
-        with urllib.request.urlopen(_request(method, url, token, body), timeout=60) as response:
-            return response.status, _tidy(json.loads(response.read()))
-    except urllib.error.HTTPError as error:
-        return error.code, _tidy(json.loads(error.read()))
-
-
-def _http(method: str, url: str, token: str | None, body: dict[str, Any] | None = None
-          ) -> dict[str, Any]:
-    status, answer = _call(method, url, token, body)
-    if status >= 400:
-        raise RuntimeError(f"{method} {url}: {status} {answer}")
-    result: dict[str, Any] = answer
-    return result
-
-
-def http_transcript(base: str, token: str) -> list[Line]:
-    """The lines of one seat's whole match over HTTP long-poll: each request, then the
-    messages it got (one per line)."""
-    lines: list[Line] = []
-    after: int | None = None
-    while True:
-        path = "/api/play/poll" if after is None else f"/api/play/poll?after={after}"
-        lines.append(("→", f"GET {path}"))
-        result = _http("GET", base + path, token)
-        lines.append(("←", '{"messages": ['))
-        lines.extend(("", "  " + json.dumps(_tidy(m))) for m in result["messages"])
-        lines.append(("", f'], "closed": {json.dumps(result["closed"])}}}'))
-        for message in result["messages"]:
-            after = message["seq"]
-            if "decision" in message:
-                response = pb.PlayResponse(decision=ParseDict(message["decision"],
-                                                              pb.DecisionRequest()))
-                answer = _answer_to(response)
-                assert answer is not None
-                body = _proto_json(answer.answer)
-                lines.append(("→", f"POST /api/play/answer {json.dumps(body)}"))
-                lines.append(("←", json.dumps(_http("POST", base + "/api/play/answer", token,
-                                                    body))))
-            if "match_ended" in message or result["closed"]:
-                return lines
-
-
 SHOWN_BASE = "http://127.0.0.1:8080"
 """The server's address as the examples show it (the default HTTP port)."""
 SHOWN_ADMIN = "s3cret"
@@ -229,7 +82,7 @@ class Curl:
         if token == self.admin:
             shown_token = SHOWN_ADMIN
         self._command(method, path, shown_token or token, body)
-        status, answer = _call(method, self.base + path, token, body)
+        status, answer = call(method, self.base + path, token, body)
         if isinstance(answer, dict) and "messages" in answer:
             self.lines += ['# {"messages": [', *(f"#   {json.dumps(m)}"
                                                   for m in answer["messages"]),
@@ -245,13 +98,13 @@ class Curl:
         ``until``, the event of that name that ends the stream."""
         self._command("GET", path, shown_token or token, None, flags="-N")
         shown = 0
-        with urllib.request.urlopen(_request("GET", self.base + path, token),
+        with urllib.request.urlopen(request("GET", self.base + path, token),
                                     timeout=60) as stream:
             event: list[str] = []
             for raw in stream:
                 line = raw.decode().rstrip("\r\n")
                 if line.startswith("data: "):
-                    line = "data: " + json.dumps(_tidy(json.loads(line[6:])))
+                    line = "data: " + json.dumps(tidy(json.loads(line[6:])))
                 if line:
                     event.append(line)
                     continue
@@ -331,7 +184,7 @@ class Server:
 
     def create_match(self) -> tuple[str, str]:
         """A 2-seat 6 nimmt! match against ``greedy``; return its id and seat 0's token."""
-        created = _http("POST", self.http + "/api/admin/matches", self.admin, MATCH)
+        created = http("POST", self.http + "/api/admin/matches", self.admin, MATCH)
         return created["match_id"], created["seats"][0]["token"]
 
     def stop(self) -> None:
@@ -430,7 +283,7 @@ def main() -> int:
         parser.error("give --server and --token, or --write/--check PAGE")
 
     def dump(direction: str, message: Any) -> None:
-        print(json.dumps({"dir": direction, "message": _proto_json(message)}), flush=True)
+        print(json.dumps({"dir": direction, "message": proto_json(message)}), flush=True)
 
     play_grpc(args.server, args.token, dump)
     return 0
