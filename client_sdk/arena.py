@@ -19,7 +19,7 @@ from typing import Any, TextIO, TypeVar
 from client_sdk.bot import Bot
 from client_sdk.cli import BotFailedError, UsageError
 from client_sdk.house import UnknownBotError
-from referee.core import IllegalActionError, derive_seed
+from referee.core import ActionError, derive_seed
 from referee.registry import GameState, get_game
 from referee.replay import answer_event, build_replay, dumps
 
@@ -148,7 +148,7 @@ def play_seated(game: str, names: tuple[str, ...], players: Sequence[Bot],
     log: list[dict[str, Any]] | None = [] if replays is not None else None
     try:
         play_game(state, players, log)
-    except IllegalActionError as exc:
+    except ActionError as exc:
         raise BotFailedError(f"bot {names[exc.seat]!r} (seat {exc.seat}) answered illegally "
                              f"in {spec.title} game {index}: {exc}") from None
     except BotRaisedError as exc:

@@ -49,8 +49,9 @@ class SettingsError(RefereeError):
     """A match setting (or the seat count) is outside what the rules allow."""
 
 
-class IllegalActionError(RefereeError):
-    """An answer is well formed but not allowed now; the state is left unchanged."""
+class ActionError(RefereeError):
+    """An answer the referee refuses; the state is left unchanged. Catch this to catch
+    every refusal; each kind below is a sibling, so no except clause shadows another."""
 
     def __init__(self, seat: Seat, action: object, reason: str) -> None:
         super().__init__(f"seat {seat}: {action!r} is not allowed: {reason}")
@@ -59,11 +60,15 @@ class IllegalActionError(RefereeError):
         self.reason = reason
 
 
-class MalformedActionError(IllegalActionError):
+class IllegalActionError(ActionError):
+    """An answer is well formed but not allowed now."""
+
+
+class MalformedActionError(ActionError):
     """An answer is not even of the right type for its decision (say, a word for a card)."""
 
 
-class NotPendingError(IllegalActionError):
+class NotPendingError(ActionError):
     """An answer came from a seat that has no decision pending."""
 
 

@@ -235,7 +235,7 @@ class NoThanksState:
                     tuple((s, d.kind) for s, d in self.pending.items()))
 
     def validate(self, seat: Seat, action: Action) -> None:
-        """Raise IllegalActionError unless ``action`` answers ``seat``'s pending decision."""
+        """Raise an ActionError unless ``action`` answers ``seat``'s pending decision."""
         decision = self.pending.get(seat)
         if decision is None:
             raise NotPendingError(seat, action, "this seat has no decision pending")
@@ -261,7 +261,7 @@ class NoThanksState:
     def apply(self, answers: Mapping[Seat, Action]) -> list[Event]:
         """Apply the answer of the seat to move and return the events that followed.
 
-        The answer is checked before anything changes: on an IllegalActionError the state
+        The answer is checked before anything changes: on an ActionError the state
         is exactly as it was.
         """
         if not self.pending or answers.keys() != self.pending.keys():

@@ -98,7 +98,7 @@ class SixNimmtState(SixNimmtRounds):
                     tuple((s, d.kind) for s, d in self.pending.items()))
 
     def validate(self, seat: Seat, action: object) -> None:
-        """Raise IllegalActionError unless ``action`` answers ``seat``'s pending decision."""
+        """Raise an ActionError unless ``action`` answers ``seat``'s pending decision."""
         decision = self.pending.get(seat)
         if decision is None:
             raise NotPendingError(seat, action, "this seat has no decision pending")
@@ -123,7 +123,7 @@ class SixNimmtState(SixNimmtRounds):
     def apply(self, answers: Mapping[Seat, Action]) -> list[Event]:
         """Apply one answer for every pending seat and return the events that followed.
 
-        Every answer is checked before anything changes: on an IllegalActionError the
+        Every answer is checked before anything changes: on an ActionError the
         state is exactly as it was.
         """
         # Answers are typed ``object`` until checked: the mypyc-compiled module would

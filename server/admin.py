@@ -8,22 +8,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError
-from sqlalchemy.exc import OperationalError
 
 from client_sdk import wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from server.db_retry import DatabaseUnavailableError
+from server.errors import NoLadderError, NotAdminError
+from server.grpc_calls import Context, required_token, unary_method
 from server.ladder import Ladder
-from server.match_setup import MatchSetupError, create_match
-from server.service import UNAVAILABLE, bearer_token
-from server.store import BotError, BotNameTakenError, Store, UnknownBotNameError
+from server.match_setup import create_match
+from server.store import Store
 from server.tournament_views import tournament_to_proto
-from server.tournaments import (
-    DEFAULT_WAIT_S,
-    TournamentRequestError,
-    cancel_tournament,
-)
+from server.tournaments import DEFAULT_WAIT_S, cancel_tournament
 
 
 class AdminService:
@@ -36,45 +30,20 @@ class AdminService:
         self.ladder = ladder
         """Told of a rotated token or a disabled bot, so its streams end at once."""
 
-    async def _call(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any],
-                    request_type: Any, work: Callable[[Any], Any]) -> Any:
-        token = bearer_token(context.invocation_metadata())
-        if token is None:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
-                                "missing 'authorization: Bearer ADMIN_TOKEN' metadata")
-        try:
-            admin = await asyncio.to_thread(self.store.is_admin_token, str(token))
-        except DatabaseUnavailableError:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
-        if not admin:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "not the admin token")
-        request = request_type()
-        try:
-            request.ParseFromString(raw)
-        except (DecodeError, RuntimeWarning, ValueError):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                f"malformed {request_type.DESCRIPTOR.name}")
-        try:
-            return await asyncio.to_thread(work, request)
-        except UnknownBotNameError as exc:
-            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
-        except BotNameTakenError as exc:
-            await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(exc))
-        except (BotError, MatchSetupError) as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except TournamentRequestError as exc:
-            await context.abort(TOURNAMENT_CODES[exc.code], str(exc))
-        except (DatabaseUnavailableError, OperationalError):
-            # Not retried when unsafe to repeat (a new bot, a new token): the caller decides.
-            await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
+    async def _admin(self, context: Context) -> None:
+        """Refuse a call without the admin token."""
+        token = required_token(context, "ADMIN_TOKEN")
+        if not await asyncio.to_thread(self.store.is_admin_token, token):
+            raise NotAdminError()
 
     def _method(self, name: str, request_type: Any, work: Callable[[Any], Any]
-                ) -> Callable[[bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]:
-        async def handle(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            response = await self._call(raw, context, request_type, work)
-            self._after(name, request_type.FromString(raw))
+                ) -> Callable[[bytes, Context], Awaitable[Any]]:
+        async def handle(request: Any, _context: Context) -> Any:
+            # Not retried when unsafe to repeat (a new bot, a new token): the caller decides.
+            response = await asyncio.to_thread(work, request)
+            self._after(name, request)
             return response
-        return handle
+        return unary_method(request_type, handle, self._admin)
 
     def _after(self, method: str, request: Any) -> None:
         """After a rotated token or a disabled bot, end the bot's streams here at once;
@@ -92,7 +61,7 @@ class AdminService:
                            ) -> pb.CreateTournamentResponse:
         """Start a live tournament on this server's ladder (a blocking call)."""
         if self.ladder is None:
-            raise TournamentRequestError(409, "this server runs no ladder")
+            raise NoLadderError("this server runs no ladder")
         wait_s = request.wait_s if request.HasField("wait_s") else DEFAULT_WAIT_S
         row = self.ladder.tournaments.create(request.game, request.format, list(request.bots),
                                              request.games, request.seats or None, wait_s)
@@ -120,11 +89,6 @@ class AdminService:
                 self._method(name, request, work[name]),
                 response_serializer=response.SerializeToString)
             for name, (request, response) in wire.ADMIN_METHODS.items()})
-
-
-TOURNAMENT_CODES = {400: grpc.StatusCode.INVALID_ARGUMENT, 404: grpc.StatusCode.NOT_FOUND,
-                    409: grpc.StatusCode.FAILED_PRECONDITION}
-"""A refused tournament request's gRPC status, by its HTTP status."""
 
 
 def _enable(store: Store, name: str, enabled: bool) -> pb.SetBotEnabledResponse:

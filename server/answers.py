@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from client_sdk import wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee.core import Action, IllegalActionError, MalformedActionError
+from referee.core import Action, ActionError
 from referee.registry import GameState
+from server.errors import reject_reason
 
 MAX_REJECTS_LOGGED = 20
 """Rejected answers of one seat logged per decision point; the rest are answered, unlogged."""
@@ -36,8 +37,6 @@ def refusal(state: GameState, seat: int, action: Action | None, field: str | Non
                 f"'{expected}', not '{field}'")
     try:
         state.validate(seat, action)
-    except MalformedActionError as malformed:  # one name per type: mypyc types a name once
-        return pb.REJECT_REASON_MALFORMED_ACTION, str(malformed)
-    except IllegalActionError as illegal:
-        return pb.REJECT_REASON_ILLEGAL_ACTION, str(illegal)
+    except ActionError as refused:
+        return reject_reason(refused), str(refused)
     return None

@@ -25,13 +25,14 @@ from server.api.context import ApiContext, token_gate
 from server.api.serving import HttpServer
 from server.challenges import Challenges, ChallengeService
 from server.db_retry import DEFAULT_BUDGET_S, DatabaseUnavailableError
+from server.grpc_calls import TokenInterceptor
 from server.hub import MatchHub
 from server.instances import InstanceGuard
 from server.ladder import Ladder, LadderOptions
 from server.ladder_service import LadderService
 from server.limits import Limits
 from server.options import DEFAULT_DB
-from server.service import BotService, SpectatorService, TokenInterceptor
+from server.service import BotService, SpectatorService
 from server.store import Store
 
 log = logging.getLogger("bullring.server")

@@ -73,15 +73,17 @@ def _remote(args: argparse.Namespace, method: str, **fields: Any) -> Any:
 
 
 def _local(args: argparse.Namespace, method: str, **fields: Any) -> Any:
+    import grpc
+
     from referee.registry import GAMES
+    from server.errors import NotAuthenticatedError, NotFoundError, status_of
     from server.ladder import make_challenge
-    from server.store import ChallengeError
 
     store = options.open_store(args)
     bot = store.bot_for_token(_token(args))
     try:
         if bot is None:
-            raise ChallengeError("UNAUTHENTICATED", "this is not a registered bot's token")
+            raise NotAuthenticatedError("this is not a registered bot's token")
         if method == "CreateChallenge":
             return make_challenge(store, bot, fields["game"], fields["opponents"],
                                   tuple({g.id for g in GAMES.values()}), {})
@@ -90,18 +92,21 @@ def _local(args: argparse.Namespace, method: str, **fields: Any) -> Any:
         if method == "GetChallenge":
             found = store.challenge(fields["challenge_id"])
             if bot.name not in found.bots:
-                raise ChallengeError("NOT_FOUND", f"no challenge {fields['challenge_id']!r} "
-                                                  f"names {bot.name!r}")
+                raise NotFoundError(f"no challenge {fields['challenge_id']!r} names "
+                                    f"{bot.name!r}")
             return found
         if method == "AnswerChallenge":
             return store.answer_challenge(fields["challenge_id"], bot.name, fields["accept"],
                                           fields.get("reason", ""))
         store.set_auto_accept(bot.name, fields["auto_accept"])
         return None
-    except ChallengeError as exc:
-        if exc.code == "UNAUTHENTICATED":
+    except Exception as exc:  # a refusal the table names is the command's error
+        status = status_of(exc)
+        if status is None:
+            raise
+        if status.grpc == grpc.StatusCode.UNAUTHENTICATED:
             raise cli.RefusedError(str(exc)) from None
-        if exc.code == "NOT_FOUND":
+        if status.grpc == grpc.StatusCode.NOT_FOUND:
             raise cli.NotFoundError(str(exc)) from None
         raise cli.UsageError(str(exc)) from None
 

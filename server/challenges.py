@@ -18,18 +18,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError
-from sqlalchemy.exc import OperationalError
 
 from client_sdk import wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from server.db_retry import DatabaseUnavailableError
+from server.errors import InvalidChallengeError, NotAuthenticatedError, NotFoundError
+from server.grpc_calls import Context, required_token, unary_method
 from server.hub import MatchHub
 from server.ladder import Ladder
 from server.ladder_access import ms
 from server.models import BotRow
-from server.service import UNAVAILABLE, bearer_token
-from server.store import Challenge, ChallengeError, UnknownBotNameError
+from server.store import Challenge, UnknownBotNameError
 
 MAX_OPPONENTS = 16
 """The most opponents a challenge may name (beyond every game's table)."""
@@ -46,18 +44,18 @@ class Challenges:
         """The registered bot ``token`` belongs to (UNAUTHENTICATED otherwise)."""
         found = await self.hub.bot_for_token(token) if token.startswith("bot_") else None
         if found is None:
-            raise ChallengeError("UNAUTHENTICATED", "this is not a registered bot's token")
+            raise NotAuthenticatedError("this is not a registered bot's token")
         return found
 
     async def create(self, token: str, game: str, opponents: Sequence[str]) -> Challenge:
         """Challenge ``opponents`` (in seat order after the caller) to a match of ``game``."""
         bot = await self.bot(token)
         if not opponents or len(opponents) > MAX_OPPONENTS:
-            raise ChallengeError("INVALID_ARGUMENT", f"name 1 to {MAX_OPPONENTS} opponents: "
-                                                     f"house:KIND or registered bots")
+            raise InvalidChallengeError(f"name 1 to {MAX_OPPONENTS} opponents: house:KIND or "
+                                        f"registered bots")
         if any(not 0 < len(name) <= 72 for name in opponents):
-            raise ChallengeError("INVALID_ARGUMENT", "an opponent is house:KIND or a "
-                                                     "registered bot's name (1-64 characters)")
+            raise InvalidChallengeError("an opponent is house:KIND or a registered bot's name "
+                                        "(1-64 characters)")
         made = await asyncio.to_thread(self.ladder.challenge, bot, game, list(opponents))
         if made.status == "accepted":
             self.ladder.answered()
@@ -73,8 +71,7 @@ class Challenges:
         bot = await self.bot(token)
         found = await asyncio.to_thread(self.hub.store.challenge, _checked(challenge_id))
         if bot.name not in found.bots:
-            raise ChallengeError("NOT_FOUND", f"no challenge {challenge_id!r} names "
-                                              f"{bot.name!r}")
+            raise NotFoundError(f"no challenge {challenge_id!r} names {bot.name!r}")
         return found
 
     async def answer(self, token: str, challenge_id: str, accept: bool,
@@ -95,12 +92,12 @@ class Challenges:
         try:
             await asyncio.to_thread(self.hub.store.set_auto_accept, bot.name, on)
         except UnknownBotNameError as exc:
-            raise ChallengeError("NOT_FOUND", str(exc)) from None
+            raise NotFoundError(str(exc)) from None
 
 
 def _checked(challenge_id: str) -> str:
     if not 0 < len(challenge_id) <= 64 or "\x00" in challenge_id:
-        raise ChallengeError("NOT_FOUND", f"no challenge {challenge_id[:64]!r}")
+        raise NotFoundError(f"no challenge {challenge_id[:64]!r}")
     return challenge_id
 
 
@@ -134,7 +131,8 @@ class ChallengeService:
         }
         return grpc.method_handlers_generic_handler(wire.CHALLENGE_SERVICE, {
             name: grpc.unary_unary_rpc_method_handler(
-                _method(request, work[name]), response_serializer=response.SerializeToString)
+                unary_method(request, _with_token(work[name]), _token_given),
+                response_serializer=response.SerializeToString)
             for name, (request, response) in wire.CHALLENGE_METHODS.items()})
 
 
@@ -151,23 +149,14 @@ async def _done(call: Awaitable[None]) -> pb.SetAutoAcceptResponse:
     return pb.SetAutoAcceptResponse()
 
 
-def _method(request_type: Any, work: Callable[[str, Any], Awaitable[Any]]
-            ) -> Callable[[bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]:
-    async def handle(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        token = bearer_token(context.invocation_metadata())
-        if token is None:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
-                                "missing 'authorization: Bearer BOT_TOKEN' metadata")
-        request = request_type()
-        try:
-            request.ParseFromString(raw)
-        except (DecodeError, RuntimeWarning, ValueError):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                f"malformed {request_type.DESCRIPTOR.name}")
-        try:
-            return await work(str(token), request)
-        except ChallengeError as exc:
-            await context.abort(getattr(grpc.StatusCode, exc.code), str(exc))
-        except (DatabaseUnavailableError, OperationalError):
-            await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
-    return handle
+async def _token_given(context: Context) -> None:
+    """Refuse a call without a token before its request is read."""
+    required_token(context, "BOT_TOKEN")
+
+
+def _with_token(work: Callable[[str, Any], Awaitable[Any]]
+                ) -> Callable[[Any, Context], Awaitable[Any]]:
+    """``work`` given the call's bot token (UNAUTHENTICATED without one) and its request."""
+    async def run(request: Any, context: Context) -> Any:
+        return await work(required_token(context, "BOT_TOKEN"), request)
+    return run

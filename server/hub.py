@@ -14,6 +14,7 @@ from referee.core import RefereeError
 from referee.registry import get_game
 from referee.replay import ReplayError, public_events
 from server.db_retry import DatabaseUnavailableError
+from server.errors import GameMismatchError, MatchOverError
 from server.match_runner import MatchRunner
 from server.models import BotRow
 from server.store import MatchConfig, Store, UnknownMatchError
@@ -47,10 +48,6 @@ def _game_id(name: str) -> str:
         return get_game(name).id
     except RefereeError:
         return name
-
-
-class MatchOverError(LookupError):
-    """The match a token names has already ended."""
 
 
 class MatchHub:
@@ -144,6 +141,18 @@ class MatchHub:
             self.runners[match_id] = runner
             self.tasks[match_id] = asyncio.create_task(self._run(runner), name=f"match-{match_id}")
             return runner
+
+    async def seat_runner(self, match_id: str, seat: int, games: Sequence[str] = ()
+                          ) -> MatchRunner:
+        """The live runner of seat ``seat`` of ``match_id``, started on first use; refused
+        (GameMismatchError) before it starts if the bot's ``games`` (empty: any) leave its
+        game out."""
+        if games:
+            refusal = game_refusal(await self.game_of(match_id), games,
+                                   f"seat {seat} of match {match_id} stays free")
+            if refusal is not None:
+                raise GameMismatchError(refusal)
+        return await self.runner(match_id)
 
     async def _run(self, runner: MatchRunner) -> None:
         """Run a seat-token match; once it is over, drop its runner after ``linger_s``."""

@@ -28,7 +28,6 @@ from server.hub import MatchHub
 from server.instances import InstanceGuard
 from server.ladder_rules import (
     DEFAULT_TABLE_SIZES,
-    LadderError,
     LadderOptions,
     TableSize,
     house_names,
@@ -44,7 +43,7 @@ from server.store import FREED_CHANNEL, HOUSE_PREFIX, Challenge, MatchConfig, St
 from server.store.turns import TURN_GRACE_S, LadderTurns, TurnElsewhereError
 from server.tournaments import Tournaments
 
-__all__ = ["DEFAULT_TABLE_SIZES", "Ladder", "LadderError", "LadderOptions", "LadderSession",
+__all__ = ["DEFAULT_TABLE_SIZES", "Ladder", "LadderOptions", "LadderSession",
            "TableSize", "house_names", "make_challenge", "plan_tables"]
 
 log = logging.getLogger("bullring.ladder")

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from client_sdk.house import HOUSE_BOTS
 from referee.core import RefereeError
 from referee.registry import get_game
+from server.errors import BotDisabledError, HouseBotError, InvalidChallengeError, NoSuchLadderError
 from server.models import BotRow
 from server.store import (
     DEFAULT_CHALLENGE_EXPIRY_S,
     HOUSE_PREFIX,
     Challenge,
-    ChallengeError,
     Store,
 )
 
@@ -66,16 +66,6 @@ class LadderOptions:
     """How long a challenge waits for its opponents' answers before it expires."""
 
 
-class LadderError(Exception):
-    """A ladder join that cannot be served; ``code`` is the gRPC status name to answer,
-    ``slug`` the HTTP API's error code."""
-
-    def __init__(self, code: str, message: str, slug: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.slug = slug
-
-
 def house_names(kinds: Sequence[str]) -> list[tuple[str, str]]:
     """Registered names for house bot kinds: ``greedy,random,random`` gives house-greedy,
     house-random, house-random-2."""
@@ -96,21 +86,21 @@ def make_challenge(store: Store, bot: BotRow, game: str, opponents: Sequence[str
     run) against ``opponents``; ``house`` maps house bots' registered names to their kinds.
     Unanswered for ``expiry_s`` seconds, it expires."""
     if bot.house is not None:
-        raise ChallengeError("PERMISSION_DENIED", f"{bot.name!r} is a house bot")
+        raise HouseBotError(f"{bot.name!r} is a house bot")
     if not bot.enabled:
-        raise ChallengeError("PERMISSION_DENIED", f"bot {bot.name!r} is disabled")
+        raise BotDisabledError(f"bot {bot.name!r} is disabled")
     try:
         spec = get_game(game)
     except RefereeError as exc:
-        raise ChallengeError("INVALID_ARGUMENT", str(exc)) from None
+        raise InvalidChallengeError(str(exc)) from None
     if spec.id not in games:
-        raise ChallengeError("FAILED_PRECONDITION",
-                             f"this server runs ladders for {', '.join(games)}, not {spec.id}")
+        raise NoSuchLadderError(f"this server runs ladders for {', '.join(games)}, "
+                                f"not {spec.id}")
     seats = 1 + len(opponents)
     if not spec.min_seats <= seats <= spec.max_seats:
-        raise ChallengeError("INVALID_ARGUMENT", f"{spec.id} seats {spec.min_seats}-"
-                             f"{spec.max_seats}: name {spec.min_seats - 1}-"
-                             f"{spec.max_seats - 1} opponents, not {len(opponents)}")
+        raise InvalidChallengeError(f"{spec.id} seats {spec.min_seats}-{spec.max_seats}: name "
+                                    f"{spec.min_seats - 1}-{spec.max_seats - 1} opponents, "
+                                    f"not {len(opponents)}")
     named = []
     for name in opponents:
         if name in house:
@@ -118,11 +108,10 @@ def make_challenge(store: Store, bot: BotRow, game: str, opponents: Sequence[str
         if name.startswith(HOUSE_PREFIX):
             kind = name[len(HOUSE_PREFIX):]
             if kind not in HOUSE_BOTS:
-                raise ChallengeError("INVALID_ARGUMENT", f"unknown house bot {kind!r}; "
-                                     f"known: {', '.join(HOUSE_BOTS)}")
+                raise InvalidChallengeError(f"unknown house bot {kind!r}; "
+                                            f"known: {', '.join(HOUSE_BOTS)}")
             if spec.id not in HOUSE_BOTS[kind].games:
-                raise ChallengeError("INVALID_ARGUMENT",
-                                     f"house bot {kind!r} does not play {spec.id}")
+                raise InvalidChallengeError(f"house bot {kind!r} does not play {spec.id}")
         named.append(name)
     challenge = store.create_challenge(spec.id, bot.name, named, expiry_s)
     log.info("challenge %s (%s): %s against %s, %s", challenge.id, spec.id, bot.name,

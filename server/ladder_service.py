@@ -15,32 +15,23 @@ from datetime import UTC, datetime
 from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError
-from sqlalchemy.exc import OperationalError
 
 from client_sdk import wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from referee.registry import UnknownGameError, get_game
-from server.db_retry import DatabaseUnavailableError
+from server.errors import (
+    InvalidRequestError,
+    MatchNotFinishedError,
+    NotFoundError,
+    UnknownMatchError,
+)
+from server.grpc_calls import Context, unary_method
 from server.ladder_access import ms
-from server.service import UNAVAILABLE
-from server.store import MatchSummary, Store, UnknownMatchError
+from server.store import MatchSummary, Store
 from server.tournament_views import tournament_to_proto
 
 STATUSES = ("created", "running", "finished", "aborted")
 """A match's statuses."""
-
-
-class BadRequestError(ValueError):
-    """A request the service refuses as INVALID_ARGUMENT."""
-
-
-class NotEndedError(ValueError):
-    """A replay asked for before its match ended (FAILED_PRECONDITION)."""
-
-
-class UnknownNameError(LookupError):
-    """No game by the name asked for (NOT_FOUND)."""
 
 
 class LadderService:
@@ -60,7 +51,8 @@ class LadderService:
         }
         return grpc.method_handlers_generic_handler(wire.LADDER_SERVICE, {
             name: grpc.unary_unary_rpc_method_handler(
-                _method(request, work[name]), response_serializer=response.SerializeToString)
+                unary_method(request, _threaded(work[name])),
+                response_serializer=response.SerializeToString)
             for name, (request, response) in wire.LADDER_METHODS.items()})
 
     def leaderboard(self, request: pb.GetLeaderboardRequest) -> pb.GetLeaderboardResponse:
@@ -81,10 +73,10 @@ class LadderService:
     def matches(self, request: pb.ListMatchesRequest) -> pb.ListMatchesResponse:
         """One page of the match log, newest first."""
         if request.status and request.status not in STATUSES:
-            raise BadRequestError(f"unknown status {request.status!r}; known: "
+            raise InvalidRequestError(f"unknown status {request.status!r}; known: "
                                   f"{', '.join(STATUSES)}")
         if not 0 <= request.limit <= 1000 or request.offset < 0:
-            raise BadRequestError("limit is 1 to 1000 (0: 50) and offset at least 0")
+            raise InvalidRequestError("limit is 1 to 1000 (0: 50) and offset at least 0")
         page, total = self.store.match_page(
             game=_game(request.game) if request.game else None,
             status=request.status or None, bot=request.bot or None,
@@ -98,8 +90,8 @@ class LadderService:
         if not page:
             raise UnknownMatchError(f"no match {request.match_id!r}")
         if page[0].status not in ("finished", "aborted"):
-            raise NotEndedError(f"match {request.match_id!r} is {page[0].status}; its "
-                                  f"replay exists once it ends")
+            raise MatchNotFinishedError(f"match {request.match_id!r} is {page[0].status}; "
+                                        f"its replay exists once it ends")
         return pb.GetReplayResponse(
             replay=json.dumps(self.store.replay(request.match_id)).encode())
 
@@ -107,15 +99,15 @@ class LadderService:
         """A live tournament: its standings so far and its schedule."""
         row = self.store.tournament(request.tournament_id)
         if row is None:
-            raise UnknownNameError(f"no tournament {request.tournament_id!r}")
+            raise NotFoundError(f"no tournament {request.tournament_id!r}")
         return pb.GetTournamentResponse(tournament=tournament_to_proto(row))
 
 
 def _game(name: str) -> str:
     try:
         return get_game(name).id
-    except (UnknownGameError, ValueError):
-        raise UnknownNameError(f"no game {name!r}") from None
+    except UnknownGameError:
+        raise UnknownGameError(f"no game {name!r}") from None
 
 
 def _when(ms: int) -> datetime | None:
@@ -130,23 +122,7 @@ def _summary(s: MatchSummary) -> pb.MatchSummary:
                            rated=s.rated)
 
 
-def _method(request_type: Any, work: Callable[[Any], Any]
-            ) -> Callable[[bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]:
-    async def handle(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        request = request_type()
-        try:
-            request.ParseFromString(raw)
-        except (DecodeError, RuntimeWarning, ValueError):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                f"malformed {request_type.DESCRIPTOR.name}")
-        try:
-            return await asyncio.to_thread(work, request)
-        except (UnknownMatchError, UnknownNameError) as exc:
-            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
-        except NotEndedError as exc:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
-        except BadRequestError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except (DatabaseUnavailableError, OperationalError):
-            await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
-    return handle
+def _threaded(work: Callable[[Any], Any]) -> Callable[[Any, Context], Awaitable[Any]]:
+    async def run(request: Any, _context: Context) -> Any:
+        return await asyncio.to_thread(work, request)
+    return run

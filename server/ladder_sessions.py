@@ -15,10 +15,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee.core import RefereeError
 from referee.registry import get_game
+from server.errors import (
+    BotDisabledError,
+    GameMismatchError,
+    HouseBotError,
+    LadderRequiredError,
+    NoSuchLadderError,
+    ShuttingDownError,
+)
 from server.hub import MatchHub, game_refusal
-from server.ladder_rules import DEFAULT_TABLE_SIZES, LadderError, LadderOptions, TableSize
+from server.ladder_rules import DEFAULT_TABLE_SIZES, LadderOptions, TableSize
 from server.match_runner import MatchRunner
 from server.models import BotRow
 from server.outbox import Outbox, replaced
@@ -123,30 +130,24 @@ class LadderSessions:
 
     def check(self, bot: BotRow, game: str, games: Sequence[str] = ()) -> str:
         """The id of ``game`` if ``bot`` (playing ``games``; empty: any) may join its ladder
-        here; else LadderError saying why."""
+        here; else a refusal (server/errors.py) saying why."""
         if self._stopping:  # its stream would only be cut off when the grace period ends
-            raise LadderError("UNAVAILABLE", "the server is shutting down; connect again soon",
-                              "shutting_down")
+            raise ShuttingDownError("the server is shutting down; connect again soon")
         if not game:
-            raise LadderError("INVALID_ARGUMENT", "a bot token plays the ladder: send Join with "
-                                                  "ladder set to a game, such as 'six_nimmt'",
-                              "ladder_required")
+            raise LadderRequiredError("a bot token plays the ladder: send Join with ladder set "
+                                      "to a game, such as 'six_nimmt'")
         if not bot.enabled:
-            raise LadderError("PERMISSION_DENIED", f"bot {bot.name!r} is disabled", "bot_disabled")
+            raise BotDisabledError(f"bot {bot.name!r} is disabled")
         if bot.house is not None:
-            raise LadderError("PERMISSION_DENIED", f"{bot.name!r} is a house bot", "house_bot")
-        try:
-            game_id = get_game(game).id
-        except RefereeError as exc:
-            raise LadderError("INVALID_ARGUMENT", str(exc), "unknown_game") from None
+            raise HouseBotError(f"{bot.name!r} is a house bot")
+        game_id = get_game(game).id
         if game_id not in self.settings:
-            raise LadderError("FAILED_PRECONDITION", f"this server runs ladders for "
-                                                     f"{', '.join(self.settings)}, not {game_id}",
-                              "no_such_ladder")
+            raise NoSuchLadderError(f"this server runs ladders for {', '.join(self.settings)}, "
+                                    f"not {game_id}")
         refusal = game_refusal(game_id, games, f"bot {bot.name!r} was not queued on the "
                                                f"{game_id} ladder")
         if refusal is not None:
-            raise LadderError("FAILED_PRECONDITION", refusal, "game_mismatch")
+            raise GameMismatchError(refusal)
         return game_id
 
     def players(self, game: str) -> tuple[int, int]:

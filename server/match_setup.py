@@ -13,11 +13,8 @@ from dataclasses import dataclass
 from client_sdk.house import UnknownBotError, house_bot
 from referee.core import RefereeError
 from referee.registry import get_game
+from server.errors import MatchSetupError
 from server.store import Store
-
-
-class MatchSetupError(ValueError):
-    """A match cannot be created as asked (unknown game, bad seats, setting or house bot)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,28 +80,17 @@ def admin_token(args: argparse.Namespace) -> str:
 def classify(exc: BaseException) -> cli.CommandError | None:
     """Database, store and match-setup errors as one-line ``CommandError``s (None for any
     other error: a bug, shown with its traceback)."""
-    if "server.store" in sys.modules:
+    if "server.errors" in sys.modules:
+        from server.errors import MatchElsewhereError, status_of
         from server.instances import DatabaseBusyError
-        from server.match_setup import MatchSetupError
-        from server.store import (
-            BotError,
-            BotNameTakenError,
-            MatchElsewhereError,
-            UnknownBotNameError,
-            UnknownMatchError,
-        )
 
-        if isinstance(exc, UnknownMatchError | UnknownBotNameError | BotNameTakenError):
-            return cli.NotFoundError(str(exc))
-        if isinstance(exc, BotError | MatchSetupError):
-            return cli.UsageError(str(exc))
         if isinstance(exc, DatabaseBusyError | MatchElsewhereError):
             return cli.DatabaseError(str(exc))
-    if "server.tournaments" in sys.modules:
-        from server.tournaments import TournamentRequestError
-
-        if isinstance(exc, TournamentRequestError):
-            return cli.NotFoundError(str(exc)) if exc.code == 404 else cli.UsageError(str(exc))
+        status = status_of(exc)  # the one table; the database's own errors are below
+        if status is not None and status.grpc.name in ("NOT_FOUND", "ALREADY_EXISTS"):
+            return cli.NotFoundError(str(exc))
+        if status is not None and status.http != 503:
+            return cli.UsageError(str(exc))
     if "sqlalchemy" in sys.modules:
         from sqlalchemy.exc import SQLAlchemyError
 

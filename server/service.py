@@ -5,28 +5,33 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError
 
 from client_sdk import wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server import outgoing
-from server.db_retry import DatabaseUnavailableError
-from server.hub import MatchHub, MatchOverError, game_refusal
-from server.ladder import Ladder, LadderError, LadderSession
+from server.errors import (
+    FellBehindError,
+    InvalidRequestError,
+    JoinTimeoutError,
+    NoLadderError,
+    NotAuthenticatedError,
+    UnknownMatchError,
+    abort_grpc,
+    answer_grpc,
+)
+from server.grpc_calls import at_once, bearer_token, parsed, read_request
+from server.hub import MatchHub
+from server.ladder import Ladder
 from server.limits import Limits
 from server.match_clock import loop_watch
 from server.match_feed import FELL_BEHIND
 from server.match_runner import MatchRunner
 from server.models import BotRow
 from server.outbox import Outbox
-from server.store import MatchElsewhereError, UnknownMatchError
-
-UNAVAILABLE = "the database is unavailable for the moment; try again"
-"""What a call is told when its token could not be looked up (status UNAVAILABLE)."""
 
 Route = Callable[[], tuple[MatchRunner, int] | None]
 """Where a stream's answers go now: a live match and seat, or nowhere."""
@@ -38,61 +43,6 @@ CLOSE_STATUS: dict[int, grpc.StatusCode] = {
 }
 """The status a stream ends with after its in-band Closed message, by reason (OK for the
 others)."""
-
-
-def bearer_token(metadata: Any) -> str | None:
-    """The token of an ``authorization: Bearer TOKEN`` metadata entry, if any."""
-    for key, value in metadata or ():
-        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
-            return value[len("Bearer "):].strip()
-    return None
-
-
-def _abort_handler(method: str, code: grpc.StatusCode,
-                   details: str) -> grpc.RpcMethodHandler[Any, Any]:
-    """A handler of the same shape as ``method`` that only ends the call with ``code``."""
-
-    async def unary(_request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        await context.abort(code, details)
-
-    async def stream(_request: Any, context: grpc.aio.ServicerContext[Any, Any]
-                     ) -> AsyncIterator[bytes]:
-        await context.abort(code, details)
-        yield b""  # pragma: no cover - abort raises
-
-    if method.endswith("/Play"):
-        return grpc.stream_stream_rpc_method_handler(stream)
-    if method.endswith("/Subscribe"):
-        return grpc.unary_stream_rpc_method_handler(stream)
-    return grpc.unary_unary_rpc_method_handler(unary)
-
-
-class TokenInterceptor(grpc.aio.ServerInterceptor):
-    """Refuses BotService calls without a known bearer token (UNAUTHENTICATED)."""
-
-    def __init__(self, hub: MatchHub) -> None:
-        self.hub = hub
-
-    async def intercept_service(
-        self, continuation: Callable[[grpc.HandlerCallDetails],
-                                     Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        """Check the token of BotService calls; pass everything else through."""
-        if handler_call_details.method.startswith(f"/{wire.BOT_SERVICE}/"):
-            token = bearer_token(handler_call_details.invocation_metadata)
-            method = handler_call_details.method
-            if token is None:
-                return _abort_handler(method, grpc.StatusCode.UNAUTHENTICATED,
-                                      "missing 'authorization: Bearer TOKEN' metadata")
-            try:
-                known = await self.hub.identify(token)
-            except DatabaseUnavailableError:
-                return _abort_handler(method, grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
-            if known is None:
-                return _abort_handler(method, grpc.StatusCode.UNAUTHENTICATED,
-                                      self.hub.refusal(token))
-        return await continuation(handler_call_details)
 
 
 class BotService:
@@ -114,23 +64,7 @@ class BotService:
         token = bearer_token(context.invocation_metadata())
         if token is None or not token.startswith("bot_"):
             return None
-        try:
-            return await self.hub.bot_for_token(token, fresh)
-        except DatabaseUnavailableError:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
-            raise AssertionError("unreachable") from None
-
-    async def _join(self, bot: BotRow, join: pb.Join | pb.SubscribeRequest,
-                    context: grpc.aio.ServicerContext[Any, Any], via: str) -> LadderSession:
-        if self.ladder is None:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
-                                "this server runs no ladder")
-            raise AssertionError("unreachable")
-        try:
-            return self.ladder.join(bot, join.ladder, join.matches, list(join.games), via)
-        except LadderError as exc:
-            await context.abort(getattr(grpc.StatusCode, exc.code), str(exc))
-            raise AssertionError("unreachable") from None
+        return await answer_grpc(context, self.hub.bot_for_token(token, fresh))
 
     async def _join_message(self, requests: AsyncIterator[bytes],
                             context: grpc.aio.ServicerContext[Any, Any]) -> Any:
@@ -145,17 +79,16 @@ class BotService:
                 await asyncio.wait((reading,), timeout=wait_s)
                 wait_s, late = watch.late_now() - late, watch.late_now()
                 if not reading.done() and wait_s <= 0:
-                    await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
-                                        f"no Join within {self.join_timeout_s:g} s of "
-                                        f"opening Play")
+                    await abort_grpc(context, JoinTimeoutError(
+                        f"no Join within {self.join_timeout_s:g} s of opening Play"))
         finally:
             # The call may end first (aborted, or cancelled by the client): the read then
             # fails on its own; take its error so it is not reported as never retrieved.
             reading.add_done_callback(_retrieved)
-        message = _parse(pb.PlayRequest, reading.result())
+        message = parsed(pb.PlayRequest, reading.result())
         if message is None or message.WhichOneof("body") != "join":
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                "the first message of Play must be a well-formed Join")
+            await abort_grpc(context, InvalidRequestError(
+                "the first message of Play must be a well-formed Join"))
         return message
 
     def _ladder_route(self, bot: str) -> Route:
@@ -167,27 +100,14 @@ class BotService:
         """The live match and seat the call's seat token names; refused before the match
         is started if the bot's ``games`` (empty: any) leave its game out."""
         token = bearer_token(context.invocation_metadata())
-        try:
+
+        async def find() -> tuple[MatchRunner, int]:
             found = None if token is None else await self.hub.seat_for_token(token)
             if found is None:
-                await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
-                raise AssertionError("unreachable")
+                raise NotAuthenticatedError("unknown token")
             match_id, seat = found
-            if games:
-                refusal = game_refusal(await self.hub.game_of(match_id), games,
-                                       f"seat {seat} of match {match_id} stays free")
-                if refusal is not None:
-                    await context.abort(grpc.StatusCode.FAILED_PRECONDITION, refusal)
-            return await self.hub.runner(match_id), seat
-        except DatabaseUnavailableError:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
-        except MatchOverError as exc:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
-        except UnknownMatchError as exc:
-            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
-        except MatchElsewhereError as exc:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
-        raise AssertionError("unreachable")
+            return await self.hub.seat_runner(match_id, seat, games), seat
+        return await answer_grpc(context, find())
 
     async def play(self, requests: AsyncIterator[bytes],
                    context: grpc.aio.ServicerContext[Any, Any]
@@ -204,7 +124,7 @@ class BotService:
             async for item in _drain(outbox, join.accept_batches):
                 yield item
             if problem:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem[0])
+                await abort_grpc(context, InvalidRequestError(problem[0]))
             await _closed_status(outbox, context)
         finally:
             reader.cancel()
@@ -219,9 +139,11 @@ class BotService:
         call's token. Returns its outbox, where its answers go, and what ends it."""
         via = f"{transport} from {context.peer()}"
         if bot is not None:
-            session = await self._join(bot, join, context, via)
             ladder = self.ladder
-            assert ladder is not None
+            if ladder is None:
+                await abort_grpc(context, NoLadderError("this server runs no ladder"))
+            session = await answer_grpc(context, at_once(
+                ladder.join, bot, join.ladder, join.matches, list(join.games), via))
             return session.outbox, self._ladder_route(bot.name), lambda: ladder.leave(session)
         runner, seat = await self._seat(context, list(join.games))
         outbox, connection = runner.attach(seat, via=via)
@@ -232,7 +154,7 @@ class BotService:
                     outbox: Outbox, problem: list[str]) -> None:
         try:
             async for raw in requests:
-                message = _parse(pb.PlayRequest, raw)
+                message = parsed(pb.PlayRequest, raw)
                 if message is None:
                     problem.append("malformed PlayRequest: not a valid protobuf message")
                     break
@@ -265,9 +187,7 @@ class BotService:
                         ) -> AsyncIterator[bytes]:
         """A seat's (or a ladder bot's) server stream, for clients that answer with
         SubmitAnswer."""
-        request = _parse(pb.SubscribeRequest, raw)
-        if request is None:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed SubscribeRequest")
+        request = await answer_grpc(context, at_once(read_request, pb.SubscribeRequest, raw))
         bot = await self._bot(context, fresh=True)
         outbox, _, leave = await self._connect(bot, request, context, "gRPC Subscribe")
         try:
@@ -280,10 +200,7 @@ class BotService:
     async def submit_answer(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
                             ) -> pb.SubmitAnswerResponse:
         """Answer one decision; the verdict is returned (and not repeated on the stream)."""
-        message = _parse(pb.SubmitAnswerRequest, raw)
-        if message is None:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed SubmitAnswerRequest")
-            raise AssertionError("unreachable")
+        message = await answer_grpc(context, at_once(read_request, pb.SubmitAnswerRequest, raw))
         bot = await self._bot(context)
         if bot is not None:
             target = self._ladder_route(bot.name)()
@@ -318,20 +235,12 @@ class SpectatorService:
         """Stream the match's public events from its start, then its end (for a match no
         longer live here, from its stored replay), each a serialized WatchResponse. A
         spectator that falls ``MAX_UNREAD`` messages behind is ended: RESOURCE_EXHAUSTED."""
-        message = _parse(pb.WatchRequest, raw)
-        if message is None:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed WatchRequest")
-            raise AssertionError("unreachable")
+        message = await answer_grpc(context, at_once(read_request, pb.WatchRequest, raw))
         runner = self.hub.runners.get(message.match_id)
         if runner is None:
-            try:
-                ended = await self.hub.ended(message.match_id)
-            except DatabaseUnavailableError:
-                await context.abort(grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
-                raise AssertionError("unreachable") from None
+            ended = await answer_grpc(context, self.hub.ended(message.match_id))
             if ended is None:
-                await context.abort(grpc.StatusCode.NOT_FOUND, _no_match(message.match_id))
-                raise AssertionError("unreachable")
+                await abort_grpc(context, UnknownMatchError(_no_match(message.match_id)))
             for stored in ended:
                 yield stored.SerializeToString()
             return
@@ -342,7 +251,7 @@ class SpectatorService:
         finally:
             runner.feed.unwatch(outbox)  # a spectator that left is fed no more
         if outbox.stalled:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, FELL_BEHIND)
+            await abort_grpc(context, FellBehindError(FELL_BEHIND))
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler serving this service's methods."""
@@ -388,17 +297,6 @@ def _no_match(match_id: str) -> str:
 
 MAX_ID_ECHO = 64
 """The longest id an error message repeats (match ids are 12 characters)."""
-
-
-def _parse(cls: Any, raw: bytes | None) -> Any:
-    if raw is None:
-        return None
-    message = cls()
-    try:
-        message.ParseFromString(raw)
-    except (DecodeError, RuntimeWarning, ValueError):
-        return None
-    return message
 
 
 def _take_ready(outbox: Outbox, first: bytes) -> tuple[bytes, bool]:

@@ -38,10 +38,17 @@ from client_sdk.standings import TableGame, standings
 from client_sdk.tournament_cli import FORMATS
 from referee.core import RefereeError
 from referee.registry import get_game
+from server.errors import (
+    BotError,
+    ConflictError,
+    InvalidTournamentError,
+    NoSuchLadderError,
+    NotFoundError,
+)
 from server.match_runner import MatchRunner
 from server.match_setup import fresh_seed
 from server.models import TournamentRow, utcnow
-from server.store import BotError, MatchConfig, Store
+from server.store import MatchConfig, Store
 
 log = logging.getLogger("bullring.tournaments")
 
@@ -63,14 +70,6 @@ STARTED = ("running", "finished", "aborted")
 """A game's statuses once seated."""
 OVER = ("finished", "aborted", "cancelled")
 """A game's statuses once it will not be played (again)."""
-
-
-class TournamentRequestError(ValueError):
-    """A tournament that cannot be run as asked; ``code`` is the HTTP status to answer."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def schedule(format: str, bots: Sequence[str], games: int, seats: int) -> list[dict[str, Any]]:
@@ -173,8 +172,8 @@ class Tournaments:
                seats: int | None = None, wait_s: float = DEFAULT_WAIT_S) -> TournamentRow:
         """Check and store a tournament (a blocking call); the matchmaker seats its games."""
         if get_game_id(game) not in self.settings:
-            raise TournamentRequestError(409, f"this server runs ladders for "
-                                              f"{', '.join(self.settings)}, not {game}")
+            raise NoSuchLadderError(f"this server runs ladders for "
+                                    f"{', '.join(self.settings)}, not {game}")
         return create_tournament(self.store, game, format, bots, games, seats, wait_s)
 
     def seat(self, game: str, waiting: Collection[str], seated: Collection[str],
@@ -287,11 +286,12 @@ class Tournaments:
 
 
 def get_game_id(game: str) -> str:
-    """The id of ``game`` (``six_nimmt``, or ``six_nimmt/1``): a 400 when unknown."""
+    """The id of ``game`` (``six_nimmt``, or ``six_nimmt/1``); InvalidTournamentError
+    when unknown."""
     try:
         return get_game(game).id
     except RefereeError as exc:
-        raise TournamentRequestError(400, str(exc)) from None
+        raise InvalidTournamentError(str(exc)) from None
 
 
 def create_tournament(store: Store, game: str, format: str, bots: Sequence[str], games: int,
@@ -301,19 +301,19 @@ def create_tournament(store: Store, game: str, format: str, bots: Sequence[str],
     ``game``'s ladder seats its games."""
     spec = get_game(get_game_id(game))
     if format not in FORMATS:
-        raise TournamentRequestError(400, f"unknown format {format!r}; known: "
-                                          f"{', '.join(FORMATS)}")
+        raise InvalidTournamentError(f"unknown format {format!r}; known: "
+                                     f"{', '.join(FORMATS)}")
     if not 1 <= games <= MAX_GAMES:
-        raise TournamentRequestError(400, f"games is 1 to {MAX_GAMES}, not {games}")
+        raise InvalidTournamentError(f"games is 1 to {MAX_GAMES}, not {games}")
     if not 2 <= len(bots) <= MAX_ENTRANTS or len(set(bots)) != len(bots):
-        raise TournamentRequestError(400, f"name 2 to {MAX_ENTRANTS} different bots")
+        raise InvalidTournamentError(f"name 2 to {MAX_ENTRANTS} different bots")
     size = len(bots) if seats is None else seats
     if not spec.min_seats <= size <= min(spec.max_seats, len(bots)):
-        raise TournamentRequestError(400, f"{spec.id} tables seat {spec.min_seats}-"
-                                          f"{spec.max_seats}; {len(bots)} bots at "
-                                          f"tables of {size} cannot play")
+        raise InvalidTournamentError(f"{spec.id} tables seat {spec.min_seats}-"
+                                     f"{spec.max_seats}; {len(bots)} bots at "
+                                     f"tables of {size} cannot play")
     if not 0 <= wait_s <= 3600:
-        raise TournamentRequestError(400, "wait_s is 0 to 3600 seconds")
+        raise InvalidTournamentError("wait_s is 0 to 3600 seconds")
     row = TournamentRow(id=uuid.uuid4().hex[:12], game=spec.id, format=format,
                         entrants_json=json.dumps(list(bots)), games=games, seats=size,
                         wait_s=wait_s,
@@ -321,8 +321,9 @@ def create_tournament(store: Store, game: str, format: str, bots: Sequence[str],
     try:
         made = store.create_tournament(row)
     except BotError as exc:
-        raise TournamentRequestError(404 if "no registered" in str(exc) else 409,
-                                     str(exc)) from None
+        if "no registered" in str(exc):
+            raise NotFoundError(str(exc)) from None
+        raise ConflictError(str(exc)) from None
     log.info("tournament %s (%s, %s): %s, %d games a table", made.id, spec.id, format,
              ", ".join(bots), games)
     return made
@@ -347,8 +348,8 @@ def cancel_tournament(store: Store, tournament_id: str) -> TournamentRow:
 
     row = store.change_tournament(tournament_id, cancel)
     if row is None:
-        raise TournamentRequestError(404, f"no tournament {tournament_id!r}")
+        raise NotFoundError(f"no tournament {tournament_id!r}")
     if was[-1] != "running":
-        raise TournamentRequestError(409, f"tournament {tournament_id} is {row.status}")
+        raise ConflictError(f"tournament {tournament_id} is {row.status}")
     log.info("tournament %s cancelled", tournament_id)
     return row

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Path, Query
 
 from referee.registry import GAMES, UnknownGameError, get_game
 from server.api.context import Context
-from server.api.errors import ApiError, error_responses
+from server.api.errors import error_responses
 from server.api.models import (
     BotInfo,
     BotPage,
@@ -29,7 +29,13 @@ from server.api.models import (
     TurnInfo,
     WaitingSeat,
 )
-from server.store import MatchSummary, UnknownBotNameError, UnknownMatchError
+from server.errors import (
+    MatchNotFinishedError,
+    ReplayNotFoundError,
+    UnknownBotNameError,
+    UnknownMatchError,
+)
+from server.store import MatchSummary
 
 router = APIRouter(prefix="/api", tags=["browse"])
 
@@ -46,7 +52,7 @@ def game_id(game: str) -> str:
     try:
         return get_game(game).id
     except (UnknownGameError, ValueError) as exc:
-        raise ApiError(404, "unknown_game", f"no game {game!r}") from exc
+        raise UnknownGameError(f"no game {game!r}") from exc
 
 
 @router.get("/games", response_model=list[GameInfo])
@@ -86,7 +92,7 @@ async def bot(ctx: Context, name: BotName) -> BotPage:
     try:
         row = await asyncio.to_thread(ctx.store.bot, name)
     except UnknownBotNameError as exc:
-        raise ApiError(404, "bot_not_found", f"no bot named {name!r} is registered") from exc
+        raise UnknownBotNameError(f"no bot named {name!r} is registered") from exc
     ratings: list[BotRating] = []
     played: dict[str, int] = {}
     for spec in GAMES.values():
@@ -156,7 +162,7 @@ async def match_info(ctx: Context, match_id: str) -> MatchInfo:
     page, _ = await asyncio.to_thread(lambda: ctx.store.match_page(match_id=match_id,
                                                                    limit=1))
     if not page:
-        raise ApiError(404, "match_not_found", f"no match {match_id!r}")
+        raise UnknownMatchError(f"no match {match_id!r}")
     return MatchInfo.of(page[0], is_live(ctx, match_id))
 
 
@@ -199,10 +205,10 @@ async def replay(ctx: Context, match_id: MatchId) -> dict[str, Any]:
     only once the match is over."""
     info = await match_info(ctx, match_id)
     if info.status not in ("finished", "aborted"):
-        raise ApiError(409, "match_not_finished",
-                       f"match {match_id!r} is {info.status}; its replay exists once it ends")
+        raise MatchNotFinishedError(f"match {match_id!r} is {info.status}; its replay exists "
+                                    f"once it ends")
     try:
         result: dict[str, Any] = await asyncio.to_thread(ctx.store.replay, match_id)
     except UnknownMatchError as exc:
-        raise ApiError(404, "replay_not_found", str(exc)) from exc
+        raise ReplayNotFoundError(str(exc)) from exc
     return result

@@ -4,14 +4,13 @@ bot."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 from fastapi import APIRouter
 from fastapi import Path as PathParam
 
 from server.api.context import Context, Credentials, bearer_token
-from server.api.errors import ApiError, error_responses
+from server.api.errors import error_responses
 from server.api.models import (
     AutoAcceptIn,
     AutoAcceptOut,
@@ -21,37 +20,19 @@ from server.api.models import (
     DeclineIn,
 )
 from server.challenges import Challenges
-from server.store import ChallengeError
+from server.errors import NoLadderError
 
 router = APIRouter(prefix="/api/challenges", tags=["challenges"],
                    responses=error_responses(401, 503))
 
-STATUS_OF: dict[str, tuple[int, str]] = {
-    "UNAUTHENTICATED": (401, "unauthorized"),
-    "PERMISSION_DENIED": (403, "forbidden"),
-    "NOT_FOUND": (404, "not_found"),
-    "INVALID_ARGUMENT": (400, "invalid_challenge"),
-    "FAILED_PRECONDITION": (409, "conflict"),
-}
-"""The HTTP status and code of each ChallengeError (by its gRPC status name)."""
-
 ChallengeId = Annotated[str, PathParam(min_length=1, max_length=64,
                                        description="a challenge's id")]
-T = TypeVar("T")
 
 
 def _calls(ctx: Context) -> Challenges:
     if ctx.ladder is None:
-        raise ApiError(404, "not_found", "this server runs no ladder")
+        raise NoLadderError("this server runs no ladder")
     return Challenges(ctx.hub, ctx.ladder)
-
-
-async def _answer(work: Awaitable[T]) -> T:
-    try:
-        return await work
-    except ChallengeError as exc:
-        status, code = STATUS_OF.get(exc.code, (400, "invalid_challenge"))
-        raise ApiError(status, code, str(exc)) from exc
 
 
 @router.post("", response_model=ChallengeOut, status_code=201,
@@ -61,14 +42,13 @@ async def create(ctx: Context, credentials: Credentials, body: ChallengeIn) -> C
     it is accepted at once; registered bots named, it waits for each to accept. Once
     accepted it is seated as soon as its registered bots wait on the game's ladder."""
     token = bearer_token(credentials)
-    return ChallengeOut.of(await _answer(_calls(ctx).create(token, body.game,
-                                                            body.opponents)))
+    return ChallengeOut.of(await _calls(ctx).create(token, body.game, body.opponents))
 
 
 @router.get("", response_model=ChallengeList)
 async def mine(ctx: Context, credentials: Credentials) -> ChallengeList:
     """The newest challenges the calling bot made or is named in, newest first."""
-    found = await _answer(_calls(ctx).mine(bearer_token(credentials)))
+    found = await _calls(ctx).mine(bearer_token(credentials))
     return ChallengeList(challenges=[ChallengeOut.of(c) for c in found])
 
 
@@ -79,8 +59,8 @@ async def auto_accept(ctx: Context, credentials: Credentials,
     """Make the calling bot accept every challenge naming it from now on, or stop that."""
     calls = _calls(ctx)
     token = bearer_token(credentials)
-    bot = await _answer(calls.bot(token))
-    await _answer(calls.auto_accept(token, body.auto_accept))
+    bot = await calls.bot(token)
+    await calls.auto_accept(token, body.auto_accept)
     return AutoAcceptOut(bot=bot.name, auto_accept=body.auto_accept)
 
 
@@ -89,8 +69,7 @@ async def one(ctx: Context, credentials: Credentials,
               challenge_id: ChallengeId) -> ChallengeOut:
     """One challenge the calling bot made or is named in: its status, answers, message
     (who declined and why) and, once started, its match."""
-    return ChallengeOut.of(await _answer(_calls(ctx).get(bearer_token(credentials),
-                                                         challenge_id)))
+    return ChallengeOut.of(await _calls(ctx).get(bearer_token(credentials), challenge_id))
 
 
 @router.post("/{challenge_id}/accept", response_model=ChallengeOut,
@@ -98,8 +77,8 @@ async def one(ctx: Context, credentials: Credentials,
 async def accept(ctx: Context, credentials: Credentials,
                  challenge_id: ChallengeId) -> ChallengeOut:
     """Accept a pending challenge naming the calling bot."""
-    return ChallengeOut.of(await _answer(_calls(ctx).answer(bearer_token(credentials),
-                                                            challenge_id, True)))
+    return ChallengeOut.of(await _calls(ctx).answer(bearer_token(credentials), challenge_id,
+                                                    True))
 
 
 @router.post("/{challenge_id}/decline", response_model=ChallengeOut,
@@ -109,5 +88,5 @@ async def decline(ctx: Context, credentials: Credentials, challenge_id: Challeng
     """Decline a pending challenge naming the calling bot (the first decline ends it and
     its challenger reads why), or, as its challenger, withdraw it."""
     reason = body.reason if body is not None else ""
-    return ChallengeOut.of(await _answer(_calls(ctx).answer(bearer_token(credentials),
-                                                            challenge_id, False, reason)))
+    return ChallengeOut.of(await _calls(ctx).answer(bearer_token(credentials), challenge_id,
+                                                    False, reason))

@@ -11,9 +11,9 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import Scope
 
-from server.api.errors import ApiError
 from server.api.polling import PollSessions
 from server.db_retry import DatabaseUnavailableError
+from server.errors import NotAdminError, NotAuthenticatedError
 from server.hub import MatchHub
 from server.ladder import Ladder
 from server.store import Store
@@ -59,7 +59,7 @@ Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 def bearer_token(credentials: HTTPAuthorizationCredentials | None) -> str:
     """The bearer token, or a 401 error."""
     if credentials is None or not credentials.credentials.strip():
-        raise ApiError(401, "unauthorized", "missing 'Authorization: Bearer TOKEN' header")
+        raise NotAuthenticatedError(MISSING_TOKEN)
     return credentials.credentials.strip()
 
 
@@ -68,21 +68,21 @@ async def require_admin(ctx: Context, credentials: Credentials) -> None:
     the one the server printed at its first start, or ``bullring admin rotate-token``'s."""
     token = bearer_token(credentials)
     if not await asyncio.to_thread(ctx.store.is_admin_token, token):
-        raise ApiError(403, *NOT_ADMIN)
+        raise NotAdminError()
 
 
-NOT_ADMIN = ("forbidden", "this token is not the admin token")
-"""The code and message of a request to an admin route with another token."""
+MISSING_TOKEN = "missing 'Authorization: Bearer TOKEN' header"
+"""What a request without a bearer token is told."""
 
 TOKEN_ROUTES = ("/api/admin/", "/api/play/", "/api/challenges")
 """Routes that need a bearer token: checked before the request's body is read."""
 
 
-def token_gate(ctx: ApiContext) -> Callable[[Scope], Awaitable[tuple[int, str, str] | None]]:
+def token_gate(ctx: ApiContext) -> Callable[[Scope], Awaitable[Exception | None]]:
     """The check ``server.api.serving.RequestGuard`` makes on a request's head, before its
     body is read (so a large or invalid body without a token is refused as unauthorized,
     unread): a token route needs a bearer token, an admin route the admin token."""
-    async def gate(scope: Scope) -> tuple[int, str, str] | None:
+    async def gate(scope: Scope) -> Exception | None:
         path: str = scope["path"]
         if not path.startswith(TOKEN_ROUTES):
             return None
@@ -93,13 +93,13 @@ def token_gate(ctx: ApiContext) -> Callable[[Scope], Awaitable[tuple[int, str, s
                 if scheme.lower() == "bearer" and given.strip():
                     token = given.strip()
         if token is None:
-            return 401, "unauthorized", "missing 'Authorization: Bearer TOKEN' header"
+            return NotAuthenticatedError(MISSING_TOKEN)
         if path.startswith("/api/admin/"):
             try:
                 admin = await asyncio.to_thread(ctx.store.is_admin_token, token)
             except DatabaseUnavailableError:
                 return None  # the route's own check answers 503 with Retry-After, and logs it
             if not admin:
-                return 403, *NOT_ADMIN
+                return NotAdminError()
         return None
     return gate

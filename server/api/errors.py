@@ -1,6 +1,7 @@
 """Every HTTP error is JSON: ``{"error": {"code": "stable_code", "message": "..."}}``.
 
-Handlers turn our own ApiError, the framework's HTTP errors (404, 405, ...) and request
+Handlers turn the refusals of server/errors.py (each with the status and code its one table
+gives, the same as on gRPC), the framework's HTTP errors (404, 405, ...) and request
 validation errors (422) into that shape, so a client never has to parse an HTML page.
 """
 
@@ -19,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from server.db_retry import DatabaseUnavailableError, is_transient
+from server.errors import ERRORS, message_of, status_of
 
 log = logging.getLogger("bullring.http")
 
@@ -53,16 +55,6 @@ class ErrorBody(BaseModel):
     error: ErrorDetail = Field(description="what went wrong")
 
 
-class ApiError(Exception):
-    """An error the API answers with ``status`` and a stable ``code``."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-
-
 def error_response(status: int, code: str, message: str,
                    headers: dict[str, str] | None = None) -> JSONResponse:
     """A JSON error response."""
@@ -74,10 +66,20 @@ def _where(location: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(str(part) for part in location)
 
 
-async def _api_error(_request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, ApiError)
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-    return error_response(exc.status, exc.code, exc.message, headers)
+async def _refused(request: Request, exc: Exception) -> JSONResponse:
+    """The JSON error for a refusal, with the status and code of the table's row."""
+    status = status_of(exc)
+    if status is None:
+        return await _unexpected(request, exc)
+    headers = None
+    if status.http == 401:
+        headers = {"WWW-Authenticate": "Bearer"}
+    elif status.http == 503:
+        headers = {"Retry-After": str(RETRY_AFTER_S)}
+    if status.code == "database_unavailable":
+        log.warning("HTTP %s %s: database unavailable: %s", request.method, request.url.path,
+                    str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    return error_response(status.http, status.code, message_of(exc, status), headers)
 
 
 async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -98,17 +100,12 @@ RETRY_AFTER_S = 5
 """What a 503 ``database_unavailable`` answer's Retry-After header says, in seconds."""
 
 
-async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
-    """503 with a JSON error when the database stayed unavailable past the retry budget (or,
-    for a call that is not retried, was unavailable at once); any other database error is
-    the server's fault (500)."""
-    if isinstance(exc, DBAPIError) and not is_transient(exc):
+async def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    """503 ``database_unavailable`` for a database that is away for a moment; any other
+    database error is the server's fault (500)."""
+    if not is_transient(exc):
         return await _unexpected(request, exc)
-    log.warning("HTTP %s %s: database unavailable: %s", request.method, request.url.path,
-                str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    return error_response(503, "database_unavailable",
-                          "the database is unavailable for the moment; try again shortly",
-                          {"Retry-After": str(RETRY_AFTER_S)})
+    return await _refused(request, DatabaseUnavailableError(str(exc)))
 
 
 CLIENT_GONE = (ClientDisconnect, ConnectionError, anyio.BrokenResourceError,
@@ -136,11 +133,11 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 
 def install(app: FastAPI) -> None:
     """Make every error of ``app`` answer in the JSON error shape."""
-    app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(DatabaseUnavailableError, _database_unavailable)
-    app.add_exception_handler(DBAPIError, _database_unavailable)
+    app.add_exception_handler(DBAPIError, _database_error)
+    for refusal in ERRORS:
+        app.add_exception_handler(refusal, _refused)
     app.add_exception_handler(Exception, _unexpected)
 
 

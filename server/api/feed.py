@@ -15,8 +15,9 @@ from client_sdk import wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server.api.browse import MatchId, match_info
 from server.api.context import Context
-from server.api.errors import ApiError, error_responses
+from server.api.errors import error_responses
 from server.api.proto_json import to_json
+from server.errors import MatchElsewhereError, MatchNotStartedError
 from server.match_feed import FELL_BEHIND
 from server.match_runner import MatchRunner
 
@@ -33,10 +34,9 @@ async def watched(ctx: Context, match_id: MatchId
         return runner
     info = await match_info(ctx, match_id)
     if info.status == "created":
-        raise ApiError(409, "match_not_started", f"match {match_id!r} has not started yet")
+        raise MatchNotStartedError(f"match {match_id!r} has not started yet")
     if info.totals is None or info.ranks is None:
-        raise ApiError(404, "match_not_live", f"match {match_id!r} is not running on this "
-                                              "server")
+        raise MatchElsewhereError(f"match {match_id!r} is not running on this server")
     stored = await ctx.hub.ended(match_id)
     if stored is not None:
         return stored

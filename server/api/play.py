@@ -20,25 +20,25 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from server.api.context import Context, Credentials, bearer_token
-from server.api.errors import ApiError, error_responses
+from server.api.errors import error_responses
 from server.api.models import AnswerIn, PollResult, Verdict
 from server.api.polling import Connect
 from server.api.proto_json import to_json
-from server.hub import MatchOverError, game_refusal
-from server.ladder import LadderError, LadderSession
-from server.match_runner import MatchRunner
+from server.errors import (
+    InvalidRequestError,
+    LadderNeedsBotTokenError,
+    LadderRequiredError,
+    NoLadderError,
+    NotAuthenticatedError,
+)
+from server.ladder import LadderSession
 from server.models import BotRow
 from server.outbox import Outbox
-from server.store import UnknownMatchError
 
 router = APIRouter(prefix="/api/play", tags=["play"])
 
 INT32 = range(-(2**31), 2**31)
 """The values a proto int32 (a card or a row on the gRPC wire) can carry."""
-
-LADDER_STATUS = {"INVALID_ARGUMENT": 400, "PERMISSION_DENIED": 403, "FAILED_PRECONDITION": 409,
-                 "UNAVAILABLE": 503}
-"""The HTTP status of a refused ladder join, by its gRPC status name."""
 
 ERRORS = {400: "ladder_required: a registered bot's token without ladder=GAME; "
                "ladder_needs_bot_token: ladder=GAME with a seat token; unknown_game; "
@@ -64,7 +64,7 @@ async def player(ctx: Context, credentials: Credentials) -> Player:
     token = bearer_token(credentials)
     found = await ctx.hub.identify(token)
     if found is None:
-        raise ApiError(401, "unauthorized", ctx.hub.refusal(token))
+        raise NotAuthenticatedError(ctx.hub.refusal(token))
     if isinstance(found, BotRow):
         return await ctx.hub.bot_for_token(token, fresh=True) or found
     return found
@@ -84,16 +84,6 @@ GamesParam = Annotated[str | None, Query(
                                 "(409 game_mismatch) and stays free; omitted: any game")]
 
 
-async def _runner(ctx: Context, match_id: str) -> MatchRunner:
-    """The live runner of ``match_id``, started on first use (404/409 if it cannot be)."""
-    try:
-        return await ctx.hub.runner(match_id)
-    except MatchOverError as exc:
-        raise ApiError(409, "match_over", str(exc)) from exc
-    except UnknownMatchError as exc:
-        raise ApiError(404, "match_not_found", str(exc)) from exc
-
-
 def _games(games: str | None) -> list[str]:
     return [g.strip() for g in (games or "").split(",") if g.strip()]
 
@@ -105,37 +95,23 @@ async def _connection(ctx: Context, caller: Player, ladder: str | None, matches:
     wanted = _games(games)
     if isinstance(caller, BotRow):
         if ctx.ladder is None:
-            raise ApiError(409, "no_ladder", "this server runs no ladder")
+            raise NoLadderError("this server runs no ladder")
         if not ladder:
-            raise ApiError(400, "ladder_required", "a registered bot's token plays a ladder: "
-                                                   "add ladder=GAME, such as ladder=six_nimmt")
+            raise LadderRequiredError("a registered bot's token plays a ladder: add "
+                                      "ladder=GAME, such as ladder=six_nimmt")
         hub_ladder, bot = ctx.ladder, caller
-        try:
-            hub_ladder.check(bot, ladder, wanted)
-        except LadderError as exc:
-            raise ApiError(LADDER_STATUS.get(exc.code, 400), exc.slug, str(exc)) from exc
+        hub_ladder.check(bot, ladder, wanted)
 
         def join() -> tuple[Outbox, Callable[[str], None]]:
-            try:
-                session: LadderSession = hub_ladder.join(bot, ladder, matches, wanted, via)
-            except LadderError as exc:
-                raise ApiError(LADDER_STATUS.get(exc.code, 400), exc.slug, str(exc)) from exc
+            session: LadderSession = hub_ladder.join(bot, ladder, matches, wanted, via)
             return session.outbox, lambda _reason: hub_ladder.leave(session)
 
         return _key(bot), join
     if ladder:
-        raise ApiError(400, "ladder_needs_bot_token",
-                       "ladder= is for a registered bot's token; this token names a seat")
+        raise LadderNeedsBotTokenError("ladder= is for a registered bot's token; this token "
+                                       "names a seat")
     match_id, seat = caller
-    if wanted:
-        try:
-            game = await ctx.hub.game_of(match_id)
-        except UnknownMatchError as exc:
-            raise ApiError(404, "match_not_found", str(exc)) from exc
-        refusal = game_refusal(game, wanted, f"seat {seat} of match {match_id} stays free")
-        if refusal is not None:
-            raise ApiError(409, "game_mismatch", refusal)
-    runner = await _runner(ctx, match_id)
+    runner = await ctx.hub.seat_runner(match_id, seat, wanted)
 
     def attach() -> tuple[Outbox, Callable[[str], None]]:
         outbox, connection = runner.attach(seat, via=via)
@@ -220,10 +196,10 @@ async def answer(ctx: Context, body: AnswerIn, caller: Caller) -> Verdict:
                                                  ("word", body.action.word))
              if value is not None]
     if len(given) > 1:
-        raise ApiError(422, "invalid_request", "an action has one of card, row or word")
+        raise InvalidRequestError("an action has one of card, row or word")
     field, action = given[0] if given else (None, None)
     if isinstance(action, int) and action not in INT32:
-        raise ApiError(422, "invalid_request", f"{action} is out of the int32 range")
+        raise InvalidRequestError(f"{action} is out of the int32 range")
     if isinstance(caller, BotRow):
         target = None if ctx.ladder is None else ctx.ladder.target(caller.name)
         if target is None:
@@ -232,7 +208,7 @@ async def answer(ctx: Context, body: AnswerIn, caller: Caller) -> Verdict:
                 message="no match of this bot is in progress here")))
         runner, seat_index = target
     else:
-        runner, seat_index = await _runner(ctx, caller[0]), caller[1]
+        runner, seat_index = await ctx.hub.runner(caller[0]), caller[1]
     verdict = runner.submit(seat_index, body.decision_id, action, field=field)
     runner.settle()
     if isinstance(verdict, pb.AnswerAccepted):

@@ -18,12 +18,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from server.api.errors import client_gone
+from server.errors import message_of, status_of
 from server.limits import Limits
 
 log = logging.getLogger("bullring.http")
 
-Gate = Callable[[Scope], Awaitable[tuple[int, str, str] | None]]
-"""Looks at a request's head; returns (status, code, message) to refuse it, or None."""
+Gate = Callable[[Scope], Awaitable[Exception | None]]
+"""Looks at a request's head; returns the refusal (a type server/errors.py's table names)
+to answer it with, or None."""
 
 
 class _BodyTooLarge(Exception):
@@ -70,8 +72,9 @@ class RequestGuard:
                     return
         if self.gate is not None:
             verdict = await self.gate(scope)
-            if verdict is not None:
-                await _refuse(send, *verdict)
+            status = None if verdict is None else status_of(verdict)
+            if verdict is not None and status is not None:
+                await _refuse(send, status.http, status.code, message_of(verdict, status))
                 return
         seen = 0
         refused = False

@@ -11,13 +11,13 @@ from fastapi import APIRouter, Depends, Path
 from pydantic import BaseModel, Field
 
 from server.api.context import Context, require_admin
-from server.api.errors import ApiError, error_responses
+from server.api.errors import error_responses
+from server.errors import NoLadderError, NotFoundError
 from server.models import TournamentRow
 from server.tournament_views import tournament_json
 from server.tournaments import (
     DEFAULT_WAIT_S,
     FORFEIT_AFTER,
-    TournamentRequestError,
     cancel_tournament,
 )
 
@@ -102,7 +102,7 @@ async def tournament(ctx: Context, tournament_id: TournamentId) -> TournamentPag
     """One tournament: its standings so far and every game of its schedule."""
     row = await asyncio.to_thread(ctx.store.tournament, tournament_id)
     if row is None:
-        raise ApiError(404, "not_found", f"no tournament {tournament_id!r}")
+        raise NotFoundError(f"no tournament {tournament_id!r}")
     return TournamentPage.full(row)
 
 
@@ -113,12 +113,9 @@ async def create(ctx: Context, body: TournamentIn) -> TournamentPage:
     """Start a live tournament (admin): its games are seated, unrated, between the bots'
     ladder matches as soon as the bots wait on the game's ladder."""
     if ctx.ladder is None:
-        raise ApiError(404, "not_found", "this server runs no ladder")
-    try:
-        row = await asyncio.to_thread(ctx.ladder.tournaments.create, body.game, body.format,
-                                      body.bots, body.games, body.seats, body.wait_s)
-    except TournamentRequestError as exc:
-        raise _error(exc) from exc
+        raise NoLadderError("this server runs no ladder")
+    row = await asyncio.to_thread(ctx.ladder.tournaments.create, body.game, body.format,
+                                  body.bots, body.games, body.seats, body.wait_s)
     ctx.ladder.poke()
     return TournamentPage.full(row)
 
@@ -128,13 +125,5 @@ async def create(ctx: Context, body: TournamentIn) -> TournamentPage:
 async def cancel(ctx: Context, tournament_id: TournamentId) -> TournamentPage:
     """Cancel a running tournament (admin): its games not started are not played; a game
     under way plays to its end. Its status is then cancelled."""
-    try:
-        row = await asyncio.to_thread(cancel_tournament, ctx.store, tournament_id)
-    except TournamentRequestError as exc:
-        raise _error(exc) from exc
+    row = await asyncio.to_thread(cancel_tournament, ctx.store, tournament_id)
     return TournamentPage.full(row)
-
-
-def _error(exc: TournamentRequestError) -> ApiError:
-    code = {400: "invalid_tournament", 404: "not_found", 409: "conflict"}[exc.code]
-    return ApiError(exc.code, code, str(exc))

@@ -16,32 +16,26 @@ write twice. Calls that are not safe to repeat (registering a bot, new tokens) a
 
 from __future__ import annotations
 
+from server.errors import (
+    BotError,
+    BotNameTakenError,
+    MatchElsewhereError,
+    UnknownBotNameError,
+    UnknownMatchError,
+)
 from server.models import BotRow, MatchRow, RatingChangeRow, RatingRow, SeatRow
 from server.options import DEFAULT_DB
 from server.ratings import LeaderboardEntry
 from server.store.base import FREED_CHANNEL, hash_token
-from server.store.bots import (
-    MAX_OWNER,
-    BotError,
-    BotNameTakenError,
-    BotRegistry,
-    UnknownBotNameError,
-)
+from server.store.bots import MAX_OWNER, BotRegistry
 from server.store.challenges import (
     DEFAULT_CHALLENGE_EXPIRY_S,
     HOUSE_PREFIX,
     Challenge,
-    ChallengeError,
     ChallengeRecords,
 )
 from server.store.leaderboard import RatingRecords
-from server.store.matches import (
-    MatchConfig,
-    MatchElsewhereError,
-    MatchRecords,
-    MatchSummary,
-    UnknownMatchError,
-)
+from server.store.matches import MatchConfig, MatchRecords, MatchSummary
 from server.store.seating import Seating
 from server.store.tournaments import TournamentRecords
 
@@ -64,7 +58,6 @@ __all__ = [
     "BotNameTakenError",
     "BotRow",
     "Challenge",
-    "ChallengeError",
     "LeaderboardEntry",
     "MatchConfig",
     "MatchElsewhereError",

@@ -10,22 +10,10 @@ from sqlmodel import Session, col, select
 
 from client_sdk.cli import bot_name_problem
 from server import ratings
+from server.errors import BotError, BotNameTakenError, UnknownBotNameError
 from server.models import AdminTokenRow, BotRow, RatingRow, utcnow
 from server.ratings import Skill
 from server.store.base import StoreBase, hash_token, new_token, retried
-
-
-class BotError(ValueError):
-    """A bot registry request that cannot be done (unknown name, taken name, bad name)."""
-
-
-class UnknownBotNameError(BotError):
-    """No bot is registered under the name asked for."""
-
-
-class BotNameTakenError(BotError):
-    """A bot is already registered under the name asked for."""
-
 
 MAX_OWNER = 200
 """The longest owner text a bot may be registered with (on every path: CLI, gRPC, HTTP)."""

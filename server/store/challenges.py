@@ -14,18 +14,10 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import col, select
 
+from server.errors import ConflictError, ForbiddenError, InvalidChallengeError, NotFoundError
 from server.models import BotRow, ChallengeRow, MatchRow, SeatRow, utcnow
 from server.store.base import StoreBase, retried, utc
 from server.store.bots import MAX_OWNER, locked_bot
-
-
-class ChallengeError(ValueError):
-    """A challenge request that cannot be done; ``code`` is the gRPC status name to answer."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
 
 HOUSE_PREFIX = "house:"
 """How a challenge names a house bot opponent: ``house:greedy``."""
@@ -103,12 +95,11 @@ class ChallengeRecords(StoreBase):
                     seats.append(name if row is None else HOUSE_PREFIX + str(row.house))
                     continue
                 if row is None:
-                    raise ChallengeError("NOT_FOUND", f"no bot named {name!r} is registered")
+                    raise NotFoundError(f"no bot named {name!r} is registered")
                 if name == challenger or name in answers:
-                    raise ChallengeError("INVALID_ARGUMENT",
-                                         f"{name!r} is named twice (a bot takes one seat)")
+                    raise InvalidChallengeError(f"{name!r} is named twice (a bot takes one seat)")
                 if not row.enabled:
-                    raise ChallengeError("FAILED_PRECONDITION", f"bot {name!r} is disabled")
+                    raise ConflictError(f"bot {name!r} is disabled")
                 seats.append(name)
                 answers[name] = "accepted" if row.auto_accept else "pending"
             status = "accepted" if all(a == "accepted" for a in answers.values()) else "pending"
@@ -130,7 +121,7 @@ class ChallengeRecords(StoreBase):
         with self._session() as session:
             row = session.get(ChallengeRow, challenge_id)
         if row is None:
-            raise ChallengeError("NOT_FOUND", f"no challenge {challenge_id!r}")
+            raise NotFoundError(f"no challenge {challenge_id!r}")
         return Challenge.of(row)
 
     @retried
@@ -154,13 +145,13 @@ class ChallengeRecords(StoreBase):
         """``bot`` accepts or declines a pending challenge naming it; its challenger may
         withdraw it (``accept`` False) until it starts. The first decline ends it."""
         if len(reason) > MAX_OWNER or any(unicodedata.category(c) == "Cc" for c in reason):
-            raise ChallengeError("INVALID_ARGUMENT", f"a reason has at most {MAX_OWNER} "
-                                                     f"characters and no control characters")
+            raise InvalidChallengeError(f"a reason has at most {MAX_OWNER} "
+                                        f"characters and no control characters")
         with self._session() as session:
             row = session.exec(select(ChallengeRow).where(ChallengeRow.id == challenge_id)
                                .with_for_update()).first()
             if row is None:
-                raise ChallengeError("NOT_FOUND", f"no challenge {challenge_id!r}")
+                raise NotFoundError(f"no challenge {challenge_id!r}")
             answers = dict(json.loads(row.answers_json))
             because = f": {reason}" if reason else ""
             if _expired(row):
@@ -168,16 +159,13 @@ class ChallengeRecords(StoreBase):
                 row.updated_at = utcnow()
                 session.add(row)
                 session.commit()
-                raise ChallengeError("FAILED_PRECONDITION",
-                                     f"challenge {challenge_id} is {row.message}")
+                raise ConflictError(f"challenge {challenge_id} is {row.message}")
             if bot == row.challenger and not accept and row.status in ("pending", "accepted"):
                 row.status, row.message = "cancelled", f"cancelled by {bot}{because}"
             elif bot not in answers:
-                raise ChallengeError("PERMISSION_DENIED",
-                                     f"challenge {challenge_id} does not name {bot!r}")
+                raise ForbiddenError(f"challenge {challenge_id} does not name {bot!r}")
             elif row.status != "pending" or answers[bot] != "pending":
-                raise ChallengeError("FAILED_PRECONDITION",
-                                     f"challenge {challenge_id} is {row.status}; {bot} "
+                raise ConflictError(f"challenge {challenge_id} is {row.status}; {bot} "
                                      f"answered {answers[bot]}")
             elif not accept:
                 answers[bot] = "declined"

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import func, or_, update
 from sqlmodel import col, select
 
+from server.errors import MatchElsewhereError, UnknownMatchError
 from server.models import BotRow, MatchRow, SeatRow, utcnow
 from server.store.base import StoreBase, hash_token, new_token, retried, utc
 from server.store.leaderboard import record_ratings
@@ -54,14 +55,6 @@ class MatchSummary:
     """The registered bot playing each seat (None for a seat that is not one)."""
     rated: bool = False
     """Whether its end updates ratings (a ladder match; not a practice match or challenge)."""
-
-
-class UnknownMatchError(LookupError):
-    """No match is stored under the id asked for."""
-
-
-class MatchElsewhereError(RuntimeError):
-    """The match is being played by another server process on the same database."""
 
 
 class MatchRecords(StoreBase):

@@ -124,7 +124,7 @@ def test_admin_manages_the_bot_registry_over_http(server: ServerProcess) -> None
     rotated = httpx.post(f"{base}/webbot/rotate-token", headers=admin).json()["token"]
     assert store.bot_for_token(token) is None and store.bot_for_token(rotated) is not None
     unknown = httpx.post(f"{base}/nobody/version", headers=admin)
-    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_bot"
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "bot_not_found"
     assert httpx.post(f"{base}/webbot/version").status_code == 401
     listed = httpx.get(server.http + "/api/bots").json()
     assert [b for b in listed if b["name"] == "webbot"] == [

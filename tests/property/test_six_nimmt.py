@@ -542,19 +542,19 @@ def choose_row_state() -> SixNimmtState:
     (lambda: crafted(2, [(10,), (20,), (30,), (40,)], [(1, 50), (60, 70)]),
      {0: 51, 1: 60}, IllegalActionError),
     (lambda: crafted(2, [(10,), (20,), (30,), (40,)], [(1, 50), (60, 70)]),
-     {0: True, 1: 60}, IllegalActionError),
+     {0: True, 1: 60}, MalformedActionError),
     (lambda: crafted(2, [(10,), (20,), (30,), (40,)], [(1, 50), (60, 70)]),
      {0: 50, 1: 50}, IllegalActionError),
     (lambda: crafted(2, [(10,), (20,), (30,), (40,)], [(1, 50), (60, 70)]),
-     {0: "50", 1: 60}, IllegalActionError),
+     {0: "50", 1: 60}, MalformedActionError),
     (lambda: crafted(2, [(10,), (20,), (30,), (40,)], [(1, 50), (60, 70)]),
      {0: 50}, IllegalActionError),
     (lambda: crafted(2, [(10,), (20,), (30,), (40,)], [(1, 50), (60, 70)]),
      {0: 50, 1: 60, 2: 1}, NotPendingError),
     (choose_row_state, {1: 7}, IllegalActionError),
     (choose_row_state, {1: -1}, IllegalActionError),
-    (choose_row_state, {1: True}, IllegalActionError),
-    (choose_row_state, {1: "0"}, IllegalActionError),
+    (choose_row_state, {1: True}, MalformedActionError),
+    (choose_row_state, {1: "0"}, MalformedActionError),
     (choose_row_state, {0: 0}, NotPendingError),
     (choose_row_state, {0: 0, 1: 0}, NotPendingError),
     (choose_row_state, {}, IllegalActionError),
@@ -565,8 +565,9 @@ def test_illegal_answers_change_nothing(make: Callable[[], SixNimmtState],
                                         answers: dict[int, Any],
                                         error: type[Exception]) -> None:
     """A card not in the hand, a row outside 0..3 (or a bool), an answer from a seat with no
-    decision pending and a missing answer raise IllegalActionError (NotPendingError for a seat
-    that is not pending) and leave the state exactly as it was; the seat may answer again."""
+    decision pending and a missing answer raise IllegalActionError (MalformedActionError for
+    one of the wrong type, NotPendingError for a seat that is not pending) and leave the state
+    exactly as it was; the seat may answer again."""
     state = make()
     before = snapshot(state)
     with pytest.raises(error):
@@ -577,7 +578,7 @@ def test_illegal_answers_change_nothing(make: Callable[[], SixNimmtState],
             with pytest.raises(NotPendingError):
                 state.validate(seat, action)
         elif action not in state.pending[seat].legal or isinstance(action, bool):
-            with pytest.raises(IllegalActionError):
+            with pytest.raises(error if error is MalformedActionError else IllegalActionError):
                 state.validate(seat, action)
     state.apply({s: state.default_action(s) for s in state.pending})
     assert state.step == before[3] + 1

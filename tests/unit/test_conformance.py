@@ -222,7 +222,8 @@ def test_bad_answers_change_nothing(spec: GameSpec) -> None:
         numbers = decision.kind not in (DecisionKind.TAKE_OR_PASS,
                                         DecisionKind.REVEAL_HIDDEN_CARD)
         wrong_type: Any = "take" if numbers else 1
-        not_legal: Any = 10_000 if numbers else "fold"
+        not_legal: Any = (10_000 if numbers else "reveal"
+                          if decision.kind is DecisionKind.TAKE_OR_PASS else "pass")
         idle = [s for s in range(state.seats) if s not in state.pending]
         valid = {s: d.legal[0] for s, d in state.pending.items()}
         tries: list[tuple[dict[int, Any], type[Exception]]] = [

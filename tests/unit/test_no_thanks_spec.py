@@ -323,8 +323,8 @@ def test_a_game_of_defaults_ends(settings: dict[str, Any] | None) -> None:
 
 @pytest.mark.parametrize(("answers", "error"), [
     ({0: "pass"}, IllegalActionError),          # no chips (crafted)
-    ({0: "nope"}, IllegalActionError),          # unknown word
-    ({0: "TAKE"}, IllegalActionError),          # words are lower case
+    ({0: "nope"}, MalformedActionError),        # not a word of the game
+    ({0: "TAKE"}, MalformedActionError),        # words are lower case
     ({0: 1}, MalformedActionError),             # not a word at all
     ({0: None}, MalformedActionError),
     ({0: "reveal"}, IllegalActionError),        # not this decision's word
@@ -374,7 +374,7 @@ def test_an_empty_answer_after_the_end_is_a_referee_error() -> None:
     play_out(state, 1)
     with pytest.raises(RefereeError) as info:
         state.apply({})
-    assert isinstance(info.value, IllegalActionError)
+    assert isinstance(info.value, NotPendingError)
 
 
 def test_pass_at_a_reveal_decision_is_not_blamed_on_chips() -> None:

@@ -1,0 +1,295 @@
+"""Every error a caller is refused with, and the one table that gives each its gRPC status,
+its HTTP status and its stable error code, the same on every transport.
+
+A refusal is an exception of one of these types (or of another type the table names, such
+as the referee's ``UnknownGameError``); gRPC servicers end the call with ``abort_grpc`` and
+the HTTP API answers with the JSON error body (``server/api/errors.py``), both from
+``ERRORS``. An answer to a decision is not refused this way: its verdict travels in-band,
+with the reason ``REJECT_REASONS`` gives for the referee's ``ActionError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, NoReturn, TypeVar
+
+import grpc
+from sqlalchemy.exc import OperationalError
+
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from referee.core import ActionError, IllegalActionError, MalformedActionError, NotPendingError
+from referee.registry import UnknownGameError
+from server.db_retry import DatabaseUnavailableError
+
+T = TypeVar("T")
+
+
+class ServiceError(Exception):
+    """Base of the refusals this module defines; ``ERRORS`` gives each type's statuses."""
+
+
+class NotAuthenticatedError(ServiceError):
+    """No bearer token, or one the server does not know."""
+
+
+class ForbiddenError(ServiceError):
+    """The token is known but may not do this."""
+
+
+class NotAdminError(ForbiddenError):
+    """An admin call with a token that is not the admin token."""
+
+    def __init__(self, message: str = "this token is not the admin token") -> None:
+        super().__init__(message)
+
+
+class BotDisabledError(ForbiddenError):
+    """The registered bot is disabled."""
+
+
+class HouseBotError(ForbiddenError):
+    """A house bot's token may not join a ladder or challenge."""
+
+
+class FellBehindError(ServiceError):
+    """A spectator left too many messages unread and was cut off."""
+
+
+class InvalidRequestError(ServiceError):
+    """A request that cannot be read: not valid protobuf or JSON, a field out of range, a
+    Play stream whose first message is not a Join."""
+
+
+class JoinTimeoutError(ServiceError):
+    """A Play stream sent no Join in time."""
+
+
+class LadderRequiredError(ServiceError):
+    """A registered bot's token connects without naming the ladder to join."""
+
+
+class LadderNeedsBotTokenError(ServiceError):
+    """A ladder named with a seat's token."""
+
+
+class NoLadderError(ServiceError):
+    """This server runs no ladder."""
+
+
+class NoSuchLadderError(ServiceError):
+    """This server runs no ladder of the game asked for."""
+
+
+class GameMismatchError(ServiceError):
+    """The bot's games leave out the seat's or the ladder's game."""
+
+
+class ShuttingDownError(ServiceError):
+    """The server is stopping."""
+
+
+class NotFoundError(ServiceError):
+    """No challenge, tournament or other thing by the id or name asked for."""
+
+
+class ConflictError(ServiceError):
+    """The thing asked for is not in a state that allows this (a challenge answered, a
+    tournament bot busy)."""
+
+
+class UnknownMatchError(LookupError):
+    """No match is stored under the id asked for."""
+
+
+class ReplayNotFoundError(LookupError):
+    """A match that ended has no stored replay."""
+
+
+class MatchOverError(LookupError):
+    """The match a token names has already ended."""
+
+
+class MatchElsewhereError(RuntimeError):
+    """The match is being played by another server process on the same database."""
+
+
+class MatchNotStartedError(ServiceError):
+    """The match has not started yet."""
+
+
+class MatchNotFinishedError(ValueError):
+    """A replay asked for before its match ended."""
+
+
+class MatchSetupError(ValueError):
+    """A match cannot be created as asked (unknown game, bad seats, setting or house bot)."""
+
+
+class BotError(ValueError):
+    """A bot registry request that cannot be done (unknown name, taken name, bad name)."""
+
+
+class UnknownBotNameError(BotError):
+    """No bot is registered under the name asked for."""
+
+
+class BotNameTakenError(BotError):
+    """A bot is already registered under the name asked for."""
+
+
+class InvalidChallengeError(ValueError):
+    """A challenge asked for with bad opponents, a bad table or a bad reason."""
+
+
+class InvalidTournamentError(ValueError):
+    """A tournament asked for with a bad format, bots, table size or wait."""
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """How every transport answers one type of error."""
+
+    grpc: grpc.StatusCode
+    """The gRPC status the call ends with."""
+    http: int
+    """The HTTP status of the JSON error response."""
+    code: str
+    """The stable code in the JSON error body."""
+    when: str
+    """When a caller meets it (for the documentation)."""
+    message: str | None = None
+    """The message every caller is told, where the exception's own text is the server's
+    business (None: the exception's text)."""
+
+
+UNAVAILABLE_MESSAGE = "the database is unavailable for the moment; try again shortly"
+"""What a call is told when the database stayed unavailable."""
+
+ERRORS: dict[type[Exception], Status] = {
+    NotAuthenticatedError: Status(
+        grpc.StatusCode.UNAUTHENTICATED, 401, "unauthorized",
+        "no bearer token, or a token the server does not know (or one rotated lately: the "
+        "message says so)"),
+    ForbiddenError: Status(grpc.StatusCode.PERMISSION_DENIED, 403, "forbidden",
+                           "an admin call with another token; an answer to a challenge "
+                           "that does not name the bot"),
+    BotDisabledError: Status(grpc.StatusCode.PERMISSION_DENIED, 403, "bot_disabled",
+                             "a disabled bot joins a ladder or challenges"),
+    HouseBotError: Status(grpc.StatusCode.PERMISSION_DENIED, 403, "house_bot",
+                          "a house bot's token joins a ladder or challenges"),
+    FellBehindError: Status(grpc.StatusCode.RESOURCE_EXHAUSTED, 429, "fell_behind",
+                            "a spectator left too much unread and was cut off: watch again "
+                            "(on HTTP a comment ends the event stream)"),
+    InvalidRequestError: Status(
+        grpc.StatusCode.INVALID_ARGUMENT, 422, "invalid_request",
+        "a message that is not valid protobuf (JSON), the first message of Play is not a "
+        "Join, an action with two fields or a number out of the int32 range, a field out "
+        "of range"),
+    JoinTimeoutError: Status(grpc.StatusCode.DEADLINE_EXCEEDED, 408, "join_timeout",
+                             "a Play stream sends no Join in time (gRPC only)"),
+    LadderRequiredError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "ladder_required",
+                                "a registered bot's token joins without naming a ladder"),
+    LadderNeedsBotTokenError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400,
+                                     "ladder_needs_bot_token",
+                                     "a ladder named with a seat's token (HTTP only)"),
+    UnknownGameError: Status(grpc.StatusCode.NOT_FOUND, 404, "unknown_game",
+                             "no game by that name (a ladder, a leaderboard)"),
+    NoLadderError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409, "no_ladder",
+                          "this server runs no ladder"),
+    NoSuchLadderError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409, "no_such_ladder",
+                              "this server runs no ladder of that game"),
+    GameMismatchError: Status(
+        grpc.StatusCode.FAILED_PRECONDITION, 409, "game_mismatch",
+        "the bot's games leave out the seat's or ladder's game (the message names both; "
+        "the seat stays free)"),
+    UnknownMatchError: Status(grpc.StatusCode.NOT_FOUND, 404, "match_not_found",
+                              "the token's (or the asked) match is not stored"),
+    ReplayNotFoundError: Status(grpc.StatusCode.NOT_FOUND, 404, "replay_not_found",
+                                "a match that ended has no stored replay"),
+    MatchOverError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409, "match_over",
+                           "the match has already ended"),
+    MatchElsewhereError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409, "match_not_live",
+                                "the match runs on another server of the same database"),
+    MatchNotStartedError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409,
+                                 "match_not_started", "the match has not started yet"),
+    MatchNotFinishedError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409,
+                                  "match_not_finished", "a replay before its match ended"),
+    MatchSetupError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "invalid_match",
+                            "a match with an unknown game, bad seats, settings or house bots"),
+    BotError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "invalid_bot",
+                     "a bad bot name or owner"),
+    UnknownBotNameError: Status(grpc.StatusCode.NOT_FOUND, 404, "bot_not_found",
+                                "no bot is registered under that name"),
+    BotNameTakenError: Status(grpc.StatusCode.ALREADY_EXISTS, 409, "bot_exists",
+                              "a bot is already registered under that name"),
+    InvalidChallengeError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "invalid_challenge",
+                                  "a challenge with bad opponents, table or reason"),
+    InvalidTournamentError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400,
+                                   "invalid_tournament",
+                                   "a tournament with a bad format, bots, tables or wait"),
+    NotFoundError: Status(grpc.StatusCode.NOT_FOUND, 404, "not_found",
+                          "no challenge or tournament by that id, no bot by that name"),
+    ConflictError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409, "conflict",
+                          "a challenge already answered; a tournament bot that cannot play"),
+    ShuttingDownError: Status(grpc.StatusCode.UNAVAILABLE, 503, "shutting_down",
+                              "the server is stopping: connect again soon"),
+    DatabaseUnavailableError: Status(grpc.StatusCode.UNAVAILABLE, 503, "database_unavailable",
+                                     "the database is away for the moment: try again",
+                                     UNAVAILABLE_MESSAGE),
+    OperationalError: Status(grpc.StatusCode.UNAVAILABLE, 503, "database_unavailable",
+                             "the database is away for the moment: try again",
+                             UNAVAILABLE_MESSAGE),
+}
+"""The one table: each error type's gRPC status, HTTP status and code. A subclass without
+a row of its own answers as its nearest listed base."""
+
+REJECT_REASONS: dict[type[ActionError], pb.RejectReason] = {
+    MalformedActionError: pb.REJECT_REASON_MALFORMED_ACTION,
+    IllegalActionError: pb.REJECT_REASON_ILLEGAL_ACTION,
+    NotPendingError: pb.REJECT_REASON_NOT_PENDING,
+}
+"""The in-band reason an answer the referee refuses is rejected with, by error type."""
+
+
+def status_of(exc: BaseException) -> Status | None:
+    """The table's row for ``exc``: its type's, or its nearest listed base's; None for an
+    error the table does not name (a bug: the transport answers it as an internal error)."""
+    for cls in type(exc).__mro__:
+        found = ERRORS.get(cls)
+        if found is not None:
+            return found
+    return None
+
+
+def message_of(exc: BaseException, status: Status) -> str:
+    """What the caller is told of ``exc``."""
+    return status.message if status.message is not None else str(exc)
+
+
+def reject_reason(exc: ActionError) -> pb.RejectReason:
+    """The in-band reason an answer refused with ``exc`` is rejected with."""
+    for cls in type(exc).__mro__:
+        if cls in REJECT_REASONS:
+            return REJECT_REASONS[cls]
+    return pb.REJECT_REASON_ILLEGAL_ACTION
+
+
+async def abort_grpc(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException
+                     ) -> NoReturn:
+    """End the call with the table's status for ``exc`` (raised again if it has none)."""
+    status = status_of(exc)
+    if status is None:
+        raise exc
+    await context.abort(status.grpc, message_of(exc, status))
+    raise AssertionError("unreachable")  # pragma: no cover - abort raises
+
+
+async def answer_grpc(context: grpc.aio.ServicerContext[Any, Any], work: Awaitable[T]) -> T:
+    """The result of ``work``, or the call ended with the table's status for its error."""
+    try:
+        return await work
+    except Exception as exc:  # every error the table names; anything else is raised again
+        if status_of(exc) is None:
+            raise
+        await abort_grpc(context, exc)

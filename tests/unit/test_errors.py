@@ -1,0 +1,92 @@
+"""The one error table (server/errors.py): every refusal type answers with exactly one gRPC
+status, one HTTP status and one code, and every transport reads it from there."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from referee.core import ActionError, IllegalActionError, MalformedActionError, NotPendingError
+from server import errors
+from server.db_retry import DatabaseUnavailableError
+from server.errors import ERRORS, REJECT_REASONS, Status, reject_reason, status_of
+
+HTTP_FOR_GRPC = {
+    grpc.StatusCode.UNAUTHENTICATED: {401},
+    grpc.StatusCode.PERMISSION_DENIED: {403},
+    grpc.StatusCode.INVALID_ARGUMENT: {400, 422},
+    grpc.StatusCode.NOT_FOUND: {404},
+    grpc.StatusCode.ALREADY_EXISTS: {409},
+    grpc.StatusCode.FAILED_PRECONDITION: {409},
+    grpc.StatusCode.DEADLINE_EXCEEDED: {408},
+    grpc.StatusCode.UNAVAILABLE: {503},
+}
+"""Which HTTP statuses agree with each gRPC status."""
+
+
+@pytest.mark.parametrize("error", list(ERRORS), ids=lambda e: e.__name__)
+def test_each_error_type_has_one_grpc_status_http_status_and_code(
+        error: type[Exception]) -> None:
+    """A row of the table is one gRPC status, an HTTP status that says the same, a
+    snake_case code and a description; an instance of the type is answered with that row."""
+    row = ERRORS[error]
+    assert isinstance(row.grpc, grpc.StatusCode) and row.grpc != grpc.StatusCode.OK
+    assert row.http in HTTP_FOR_GRPC[row.grpc], (error, row)
+    assert row.code and row.code == row.code.lower() and " " not in row.code
+    assert row.when
+    assert status_of(error.__new__(error)) is row
+
+
+def test_one_code_means_one_status_on_both_transports() -> None:
+    """Two types that share a code share its statuses too, so a code tells a client what
+    happened whatever the transport."""
+    by_code: dict[str, set[tuple[grpc.StatusCode, int]]] = {}
+    for row in ERRORS.values():
+        by_code.setdefault(row.code, set()).add((row.grpc, row.http))
+    assert {code: pairs for code, pairs in by_code.items() if len(pairs) > 1} == {}
+
+
+def test_a_subclass_answers_as_its_nearest_listed_base() -> None:
+    """A refusal type without a row of its own answers as its nearest listed base; a type
+    the table does not name is no refusal (None: the transport answers an internal error)."""
+    assert status_of(errors.NotAdminError()) is ERRORS[errors.ForbiddenError]
+    assert status_of(errors.UnknownBotNameError("x")) is ERRORS[errors.UnknownBotNameError]
+    assert status_of(errors.BotNameTakenError("x")) is not ERRORS[errors.BotError]
+
+    class Unlisted(errors.InvalidChallengeError):
+        pass
+
+    assert status_of(Unlisted("x")) is ERRORS[errors.InvalidChallengeError]
+    assert status_of(KeyError("x")) is None
+
+
+def test_every_refusal_defined_beside_the_table_has_a_row() -> None:
+    """No exception class of server/errors.py (but their bare base) is left out of the
+    table."""
+    defined = [value for value in vars(errors).values()
+               if isinstance(value, type) and issubclass(value, Exception)
+               and value.__module__ == errors.__name__ and value is not errors.ServiceError]
+    assert defined and [cls for cls in defined if status_of(cls.__new__(cls)) is None] == []
+
+
+def test_malformed_illegal_and_not_pending_are_siblings_with_their_own_reason() -> None:
+    """The referee's three refusals of an answer share one base and no other: an except
+    clause for one never catches another, and each has its own in-band reason."""
+    kinds = (MalformedActionError, IllegalActionError, NotPendingError)
+    for kind in kinds:
+        assert kind.__bases__ == (ActionError,)
+        assert [other for other in kinds if other is not kind and issubclass(kind, other)] == []
+    assert set(REJECT_REASONS) == set(kinds)
+    assert len(set(REJECT_REASONS.values())) == len(kinds)
+    assert reject_reason(MalformedActionError(0, "x", "bad")) == pb.REJECT_REASON_MALFORMED_ACTION
+    assert reject_reason(IllegalActionError(0, 5, "no")) == pb.REJECT_REASON_ILLEGAL_ACTION
+    assert reject_reason(NotPendingError(1, 5, "idle")) == pb.REJECT_REASON_NOT_PENDING
+
+
+def test_a_status_hides_what_the_server_keeps_to_itself() -> None:
+    """The database's own error text is never sent: its row carries the public message."""
+    row: Status | None = status_of(DatabaseUnavailableError("password=secret"))
+    assert row is not None and row.message is not None
+    assert errors.message_of(DatabaseUnavailableError("password=secret"), row) \
+        == errors.UNAVAILABLE_MESSAGE
