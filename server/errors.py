@@ -56,6 +56,14 @@ class FellBehindError(ServiceError):
     """A spectator left too many messages unread and was cut off."""
 
 
+class HumanMatchesOffError(ForbiddenError):
+    """This server makes no matches for people."""
+
+
+class TooManyMatchesError(ServiceError):
+    """As many matches for people are open as the server allows."""
+
+
 class InvalidRequestError(ServiceError):
     """A request that cannot be read: not valid protobuf or JSON, a field out of range, a
     Play stream whose first message is not a Join."""
@@ -181,6 +189,10 @@ ERRORS: dict[type[Exception], Status] = {
     FellBehindError: Status(grpc.StatusCode.RESOURCE_EXHAUSTED, 429, "fell_behind",
                             "a spectator left too much unread and was cut off: watch again "
                             "(on HTTP a comment ends the event stream)"),
+    HumanMatchesOffError: Status(grpc.StatusCode.PERMISSION_DENIED, 403, "human_matches_off",
+                                 "this server makes no matches for people"),
+    TooManyMatchesError: Status(grpc.StatusCode.RESOURCE_EXHAUSTED, 429, "too_many_matches",
+                                "as many matches for people are open as the server allows"),
     InvalidRequestError: Status(
         grpc.StatusCode.INVALID_ARGUMENT, 422, "invalid_request",
         "a message that is not valid protobuf (JSON), the first message of Play is not a "

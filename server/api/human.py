@@ -22,8 +22,9 @@ from referee.core import RefereeError
 from referee.registry import get_game
 from server.api.browse import MatchId, match_info
 from server.api.context import Context
-from server.api.errors import ApiError, error_responses
-from server.match_setup import HUMAN_DEADLINE_MS, MatchSetupError, create_match, human_settings
+from server.api.errors import error_responses
+from server.errors import HumanMatchesOffError, MatchSetupError, TooManyMatchesError
+from server.match_setup import HUMAN_DEADLINE_MS, create_match, human_settings
 
 router = APIRouter(tags=["people"])
 
@@ -101,24 +102,20 @@ async def create(ctx: Context, body: HumanMatchIn) -> HumanMatchOut:
     for people (30 s unless ``deadline_ms`` says otherwise). The answer's ``play`` is the
     play page with the seat token: the only place the token is ever shown."""
     if ctx.human_limit <= 0:
-        raise ApiError(403, "human_matches_off", "this server makes no matches for people "
-                                                 "(bullring serve --human-matches 0)")
+        raise HumanMatchesOffError("this server makes no matches for people "
+                                   "(bullring serve --human-matches 0)")
     if await _open_matches(ctx) >= ctx.human_limit:
-        raise ApiError(429, "too_many_matches",
-                       f"{ctx.human_limit} matches for people are open on this server; "
+        raise TooManyMatchesError(f"{ctx.human_limit} matches for people are open on this server; "
                        f"try again when one has ended")
     try:
         game = get_game(body.game).id
     except RefereeError as exc:
-        raise ApiError(400, "invalid_match", str(exc)) from exc
+        raise MatchSetupError(str(exc)) from exc
     bots = body.bots or list(OPPONENTS.get(game, ()))
     settings = human_settings({**body.settings, "deadline_ms": str(body.deadline_ms)})
-    try:
-        created = await asyncio.to_thread(
-            create_match, ctx.store, game, 1 + len(bots), settings, None,
-            {1 + i: name for i, name in enumerate(bots)}, {0: HUMAN_NAME})
-    except MatchSetupError as exc:
-        raise ApiError(400, "invalid_match", str(exc)) from exc
+    created = await asyncio.to_thread(
+        create_match, ctx.store, game, 1 + len(bots), settings, None,
+        {1 + i: name for i, name in enumerate(bots)}, {0: HUMAN_NAME})
     ctx.human_matches[created.match_id] = time.monotonic()
     token = created.tokens[0]
     assert token is not None  # seat 0 is nobody's house seat

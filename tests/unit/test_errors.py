@@ -21,6 +21,7 @@ HTTP_FOR_GRPC = {
     grpc.StatusCode.FAILED_PRECONDITION: {409},
     grpc.StatusCode.DEADLINE_EXCEEDED: {408},
     grpc.StatusCode.UNAVAILABLE: {503},
+    grpc.StatusCode.RESOURCE_EXHAUSTED: {429},
 }
 """Which HTTP statuses agree with each gRPC status."""
 
