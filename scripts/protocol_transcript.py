@@ -211,7 +211,22 @@ def transcripts() -> dict[str, str]:
               for name, lines in found.items()}
     blocks.update({name: "```sh\n" + "\n".join(lines) + "\n```\n"
                    for name, lines in examples.items()})
+    blocks["errors"] = error_table()
     return blocks
+
+
+def error_table() -> str:
+    """The error table of server/errors.py as a Markdown table, one row per error code."""
+    from server.errors import ERRORS
+
+    rows = ["| code | gRPC status | HTTP | when |", "|---|---|---|---|"]
+    seen: set[str] = set()
+    for status in sorted(ERRORS.values(), key=lambda s: (s.http, s.code)):
+        if status.code not in seen:
+            seen.add(status.code)
+            rows.append(f"| `{status.code}` | `{status.grpc.name}` | {status.http} | "
+                        f"{status.when} |")
+    return "\n".join(rows) + "\n"
 
 
 def _marked(name: str) -> re.Pattern[str]:
