@@ -79,15 +79,15 @@ in tests/e2e/test_live_tournament.py."""
 
 def test_every_ladder_command_takes_db_and_server() -> None:
     """Every command with --db also takes --server, and the other way round, but for the
-    server itself (serve: --db), and those that talk only to a server (bot, health); the
-    list of such commands is the one this module exercises."""
+    server itself (serve: --db), and those that talk only to a server (bot, mcp, health);
+    the list of such commands is the one this module exercises."""
     found = set()
     for path, parser in leaves(server_cli.build_parser()):
         flags = {flag for action in parser._actions for flag in action.option_strings}
         if "--db" in flags and "--server" in flags:
             found.add(path)
         else:
-            assert path in {("serve",), ("bot",), ("health",)} or not (
+            assert path in {("serve",), ("bot",), ("mcp",), ("health",)} or not (
                 {"--db", "--server"} & flags), path
     assert found == LOCATED | CHALLENGE | LIVE
 
