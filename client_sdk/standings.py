@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from client_sdk.arena import GameOutcome
+if TYPE_CHECKING:  # the arena (and multiprocessing) only where games are played
+    from client_sdk.arena import GameOutcome
 
 Z95 = 1.96
 """The normal quantile of a two-sided 95% interval."""
