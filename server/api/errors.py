@@ -141,11 +141,21 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(Exception, _unexpected)
 
 
-def error_responses(*statuses: int, codes: dict[int, str] | None = None
+def error_responses(*statuses: int, codes: dict[int, str] | None = None,
+                    refusals: tuple[type[Exception], ...] = ()
                     ) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` entries saying these statuses carry an ErrorBody, each described
-    by its specific error codes (``codes``, else the status's framework code)."""
+    by its specific error codes: the ``refusals`` a route may answer, as the error table
+    (server/errors.py) gives them, then ``codes``, else the status's framework code."""
+    described: dict[int, list[str]] = {}
+    for refusal in refusals:
+        row = ERRORS[refusal]
+        said = f"{row.code}: {row.when}"
+        if said not in described.setdefault(row.http, []):
+            described[row.http].append(said)
+    for status, text in (codes or {}).items():
+        described.setdefault(status, []).append(text)
     return {status: {"model": ErrorBody,
-                     "description": (codes or {}).get(status,
-                                                      CODES_BY_STATUS.get(status, "error"))}
-            for status in statuses}
+                     "description": "; ".join(described.get(status, []))
+                     or CODES_BY_STATUS.get(status, "error")}
+            for status in sorted({*statuses, *described})}

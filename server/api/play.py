@@ -19,17 +19,27 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from referee.registry import UnknownGameError
 from server.api.context import Context, Credentials, bearer_token
 from server.api.errors import error_responses
 from server.api.models import AnswerIn, PollResult, Verdict
 from server.api.polling import Connect
 from server.api.proto_json import to_json
+from server.db_retry import DatabaseUnavailableError
 from server.errors import (
+    BotDisabledError,
+    GameMismatchError,
+    HouseBotError,
     InvalidRequestError,
     LadderNeedsBotTokenError,
     LadderRequiredError,
+    MatchElsewhereError,
+    MatchOverError,
     NoLadderError,
+    NoSuchLadderError,
     NotAuthenticatedError,
+    ShuttingDownError,
+    UnknownMatchError,
 )
 from server.ladder import LadderSession
 from server.models import BotRow
@@ -40,20 +50,17 @@ router = APIRouter(prefix="/api/play", tags=["play"])
 INT32 = range(-(2**31), 2**31)
 """The values a proto int32 (a card or a row on the gRPC wire) can carry."""
 
-ERRORS = {400: "ladder_required: a registered bot's token without ladder=GAME; "
-               "ladder_needs_bot_token: ladder=GAME with a seat token; unknown_game; "
-               "bad_request: the request could not be read",
-          401: "unauthorized: no bearer token, or a token the server does not know (or one "
-               "rotated lately: the message says so)",
-          403: "bot_disabled, house_bot: the registered bot may not join a ladder",
-          404: "match_not_found: the token's match is not stored",
-          409: "match_over: the token's match has ended; game_mismatch: the bot's games "
-               "leave out the seat's or ladder's game (the seat stays free); no_such_ladder, "
-               "no_ladder: this server runs no ladder of that game",
-          422: "invalid_request: a malformed query or body (not JSON, two action fields, a "
-               "number out of the int32 range)",
-          503: "shutting_down: the server is stopping, join again soon; database_unavailable"}
-"""The specific error codes of the play routes, by status."""
+ANSWER_REFUSALS = (NotAuthenticatedError, UnknownMatchError, MatchOverError,
+                   MatchElsewhereError, InvalidRequestError, DatabaseUnavailableError)
+"""What an answer may be refused with (its verdict, accepted or rejected, is in-band)."""
+
+CONNECT_REFUSALS = (*ANSWER_REFUSALS, LadderRequiredError, LadderNeedsBotTokenError,
+                    BotDisabledError, HouseBotError, UnknownGameError, GameMismatchError,
+                    NoSuchLadderError, NoLadderError, ShuttingDownError)
+"""What joining a seat or a ladder may be refused with."""
+
+FRAMEWORK = {400: "bad_request: the request could not be read"}
+"""The framework's own refusals of a play route."""
 
 Player = tuple[str, int] | BotRow
 """Who a bearer token names: a seat (match id, seat) or a registered bot."""
@@ -131,7 +138,7 @@ def _peer(request: Request) -> str:
 
 
 @router.get("/stream", response_class=EventSourceResponse,
-            responses=error_responses(400, 401, 403, 404, 409, 422, 503, codes=ERRORS))
+            responses=error_responses(codes=FRAMEWORK, refusals=CONNECT_REFUSALS))
 async def stream(ctx: Context, caller: Caller, request: Request, ladder: LadderParam = None,
                  matches: MatchesParam = 0, games: GamesParam = None
                  ) -> AsyncIterator[ServerSentEvent]:
@@ -156,7 +163,7 @@ async def stream(ctx: Context, caller: Caller, request: Request, ladder: LadderP
 
 
 @router.get("/poll", response_model=PollResult,
-            responses=error_responses(400, 401, 403, 404, 409, 422, 503, codes=ERRORS))
+            responses=error_responses(codes=FRAMEWORK, refusals=CONNECT_REFUSALS))
 async def poll(ctx: Context, caller: Caller, request: Request, ladder: LadderParam = None,
                matches: MatchesParam = 0, games: GamesParam = None,
                after: Annotated[int | None, Query(
@@ -185,7 +192,7 @@ async def poll(ctx: Context, caller: Caller, request: Request, ladder: LadderPar
 
 
 @router.post("/answer", response_model=Verdict, response_model_exclude_none=True,
-             responses=error_responses(400, 401, 404, 409, 422, codes=ERRORS))
+             responses=error_responses(codes=FRAMEWORK, refusals=ANSWER_REFUSALS))
 async def answer(ctx: Context, body: AnswerIn, caller: Caller) -> Verdict:
     """Answer the pending decision with ``decision_id`` (a registered bot's token answers
     for its seat in its current ladder match). The verdict is in-band, as on gRPC:
