@@ -17,7 +17,7 @@ from server.api.browse import MatchId, match_info
 from server.api.context import Context
 from server.api.errors import error_responses
 from server.api.proto_json import to_json
-from server.errors import MatchElsewhereError, MatchNotStartedError
+from server.errors import MatchElsewhereError, MatchNotStartedError, UnknownMatchError
 from server.match_feed import FELL_BEHIND
 from server.match_runner import MatchRunner
 
@@ -46,10 +46,8 @@ async def watched(ctx: Context, match_id: MatchId
 
 
 @router.get("/matches/{match_id}/feed", response_class=EventSourceResponse,
-            responses=error_responses(404, 409, 422, codes={
-                404: "match_not_found: no such match; match_not_live: it runs on another "
-                     "server",
-                409: "match_not_started: the match has not started yet"}))
+            responses=error_responses(422, refusals=(UnknownMatchError, MatchElsewhereError,
+                                                     MatchNotStartedError)))
 async def feed(source: Annotated[MatchRunner | list[pb.WatchResponse] | pb.MatchEnded,
                                   Depends(watched)],
                last_event_id: Annotated[int | None, Header(

@@ -92,11 +92,8 @@ async def _open_matches(ctx: Context) -> int:
 
 
 @router.post("/api/human-matches", response_model=HumanMatchOut, status_code=201,
-             responses=error_responses(400, 403, 422, 429, codes={
-                 400: "invalid_match: an unknown game, house bot or setting",
-                 403: "human_matches_off: this server makes no matches for people",
-                 429: "too_many_matches: as many matches for people are open as the "
-                      "server allows; try again when one has ended"}))
+             responses=error_responses(422, refusals=(MatchSetupError, HumanMatchesOffError,
+                                                      TooManyMatchesError)))
 async def create(ctx: Context, body: HumanMatchIn) -> HumanMatchOut:
     """Make a match for one person (seat 0) against house bots, unrated, with a deadline
     for people (30 s unless ``deadline_ms`` says otherwise). The answer's ``play`` is the
