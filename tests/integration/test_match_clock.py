@@ -296,9 +296,9 @@ def test_a_server_whose_loop_stalls_past_deadlines_charges_no_timeout(tmp_path: 
         bots = [threading.Thread(target=_play_at_once,
                                  args=(f"127.0.0.1:{port}", str(token), ended))
                 for token in tokens]
+        loop.call_soon(stall)  # the first stall starts as the bots connect: none can finish first
         for bot in bots:
             bot.start()
-        loop.call_later(0.05, stall)
         for bot in bots:
             await asyncio.to_thread(bot.join, 120)
         runner = hub.runners[match_id]
