@@ -5,6 +5,7 @@ from a seeded ``random.Random``."""
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from referee.core import DecisionKind
 from referee.six_nimmt import (
     SixNimmtState,
     bullheads,
@@ -103,3 +105,19 @@ FAST = settings(max_examples=150, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
 
 
+def reshuffled(state: SixNimmtState, seats: list[int], rng: random.Random) -> SixNimmtState:
+    """A sibling state: the hands of ``seats`` redealt from every card none of them can see
+    (their hands and the undealt cards), hand sizes kept; pending decisions follow the hands."""
+    sibling = copy.deepcopy(state)
+    seen = {c for r in state.rows for c in r} | {c for p in state.piles for c in p}
+    seen |= set(state.trick_plays or ())
+    seen |= {c for s, h in enumerate(state.hands) if s not in seats for c in h}
+    hidden = sorted(ALL_CARDS - seen)
+    rng.shuffle(hidden)
+    for s in seats:
+        size = len(state.hands[s])
+        sibling.hands[s] = tuple(sorted(hidden[:size]))
+        hidden = hidden[size:]
+    if all(d.kind is DecisionKind.PLAY_CARD for d in state.pending.values()):
+        sibling._ask_play()
+    return sibling

@@ -5,7 +5,6 @@ come from ``tests/property/six_nimmt_games.py``.
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Callable
 from typing import Any
@@ -32,6 +31,7 @@ from tests.property.six_nimmt_games import (
     ROWS,
     crafted,
     play_game,
+    reshuffled,
     snapshot,
 )
 
@@ -43,24 +43,6 @@ def unseen_by(state: SixNimmtState, seat: int) -> list[int]:
     seen = set(state.hands[seat]) | {c for r in state.rows for c in r}
     seen |= {c for p in state.piles for c in p} | set(state.trick_plays or ())
     return sorted(ALL_CARDS - seen)
-
-
-def reshuffled(state: SixNimmtState, seats: list[int], rng: random.Random) -> SixNimmtState:
-    """A sibling state: the hands of ``seats`` redealt from every card none of them can see
-    (their hands and the undealt cards), hand sizes kept; pending decisions follow the hands."""
-    sibling = copy.deepcopy(state)
-    seen = {c for r in state.rows for c in r} | {c for p in state.piles for c in p}
-    seen |= set(state.trick_plays or ())
-    seen |= {c for s, h in enumerate(state.hands) if s not in seats for c in h}
-    hidden = sorted(ALL_CARDS - seen)
-    rng.shuffle(hidden)
-    for s in seats:
-        size = len(state.hands[s])
-        sibling.hands[s] = tuple(sorted(hidden[:size]))
-        hidden = hidden[size:]
-    if all(d.kind is DecisionKind.PLAY_CARD for d in state.pending.values()):
-        sibling._ask_play()
-    return sibling
 
 
 PUBLIC_CARD_FIELDS = {"rows", "piles", "revealed", "trick_plays"}

@@ -31,7 +31,7 @@ from referee.core import (
 from referee.registry import GAMES, GameSpec, GameState
 from referee.replay import answer_event, build_replay, verify
 from tests.compiled import ROOT
-from tests.property import test_no_thanks, test_six_nimmt
+from tests.property import six_nimmt_games, test_no_thanks
 
 
 class Hooks(NamedTuple):
@@ -46,7 +46,7 @@ class Hooks(NamedTuple):
 
 def _six_nimmt_hide(state: Any, seat: int, rng: random.Random) -> Any:
     others = [s for s in range(state.seats) if s != seat]
-    return test_six_nimmt.reshuffled(state, others, rng)
+    return six_nimmt_games.reshuffled(state, others, rng)
 
 
 def _no_check(_state: Any, _events: list[Any]) -> None:
