@@ -1,4 +1,5 @@
-"""The SDK's bot runner: loading bots by spec, and playing against a fake referee over gRPC.
+"""The SDK's bot runner playing against a fake referee over gRPC (loading bots by spec:
+``tests/unit/test_bot_spec.py``).
 
 The fake referees here are real ``grpc.aio`` (or threaded ``grpc``) servers on a loopback
 port, scripted per connection, so reconnects, refusals and missed deadlines are exercised
@@ -9,11 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
-import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from pathlib import Path
 from typing import Any
@@ -21,13 +20,18 @@ from typing import Any
 import grpc
 import pytest
 
-from client_sdk import bot_spec, runner, runner_cli, wire
-from client_sdk.bot import Bot
+from client_sdk import runner, runner_cli, wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from client_sdk.house.greedy import GreedyBot
 from referee import six_nimmt
-from referee.registry import get_game
 from tests.bots.low_card import LowCard
+from tests.integration.fake_referee import (
+    ENDED,
+    STARTED,
+    FakeReferee,
+    decision,
+    free_port,
+    read_rest,
+)
 
 TOKEN = "seat-token-1"
 BOTS = Path(__file__).resolve().parents[1] / "bots"
@@ -66,132 +70,6 @@ class Slow(LowCard):
         """Wait for the test, then play the lowest card."""
         RELEASE_SLOW.wait(10)
         return super().decide(observation)
-
-
-# --------------------------------------------------------------------------- fake referees
-
-
-def decision(decision_id: str, time_left_ms: int = 5000) -> tuple[pb.PlayResponse, int]:
-    """A real 6 nimmt! opening decision for seat 0, and the card LowCard answers with."""
-    state = get_game("six_nimmt").new_state(2, {}, 1)
-    observation = state.observation(0)
-    request = wire.observation_to_request(observation, decision_id, time_left_ms)
-    return pb.PlayResponse(decision=request), min(observation.hand)
-
-
-STARTED = pb.PlayResponse(match_started=pb.MatchStarted(
-    match_id="m-1", game="six_nimmt", seat=0, seat_names=["me", "house"]))
-ENDED = pb.MatchEnded(totals=[3, 7], ranks=[1, 2], termination=pb.TERMINATION_NORMAL)
-
-Script = Callable[[int, Any], Awaitable[None]]
-"""A fake referee's Play behaviour: ``(connection number, context)``."""
-
-
-class FakeReferee:
-    """A grpc.aio server on 127.0.0.1 whose Play runs ``script`` for each connection."""
-
-    def __init__(self, script: Script) -> None:
-        self.script = script
-        self.connections = 0
-        self.tokens: list[str | None] = []
-        self.server = grpc.aio.server()
-        self.address = ""
-
-    async def _play(self, request_iterator: Any, context: Any) -> None:
-        self.connections += 1
-        self.tokens.append(dict(context.invocation_metadata()).get("authorization"))
-        await self.script(self.connections, context)
-
-    async def __aenter__(self) -> FakeReferee:
-        handler = grpc.stream_stream_rpc_method_handler(
-            self._play, request_deserializer=pb.PlayRequest.FromString,
-            response_serializer=pb.PlayResponse.SerializeToString)
-        self.server.add_generic_rpc_handlers(
-            [grpc.method_handlers_generic_handler(wire.BOT_SERVICE, {"Play": handler})])
-        port = self.server.add_insecure_port("127.0.0.1:0")
-        await self.server.start()
-        self.address = f"127.0.0.1:{port}"
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.server.stop(None)
-
-
-async def read_rest(context: Any) -> list[pb.PlayRequest]:
-    """Every request until the client half-closes the stream."""
-    rest = []
-    while (request := await context.read()) is not grpc.aio.EOF:
-        rest.append(request)
-    return rest
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on (just released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-# --------------------------------------------------------------------------- load_bot
-
-
-def test_load_house_bot() -> None:
-    """``house:NAME`` is the house bot, seeded as asked."""
-    bot = bot_spec.load_bot("house:greedy", "six_nimmt", 4)
-    assert isinstance(bot, GreedyBot)
-    assert bot.rng.random() == random.Random(4).random()
-
-
-def test_load_module_class() -> None:
-    """``package.module:Class`` imports the module and returns ``Class(seed)``."""
-    bot = bot_spec.load_bot("tests.bots.low_card:LowCard", "six_nimmt", 5)
-    assert type(bot) is LowCard
-    assert bot.rng.random() == random.Random(5).random()
-
-
-def test_load_file_path(tmp_path: Path) -> None:
-    """``path/to/file.py:Class`` loads the file, which may import modules beside it."""
-    bot = bot_spec.load_bot(f"{BOTS / 'low_card.py'}:LowCard", "six_nimmt", 0)
-    assert type(bot).__name__ == "LowCard" and isinstance(bot, Bot)
-    (tmp_path / "helper_for_file_bot.py").write_text("CARD_PICK = max\n")
-    (tmp_path / "my_bot.py").write_text(
-        "from client_sdk.bot import Bot\n"
-        "from helper_for_file_bot import CARD_PICK\n"
-        "class High(Bot):\n"
-        "    def play_card(self, observation):\n"
-        "        return CARD_PICK(observation.hand)\n")
-    high = bot_spec.load_bot(f"{tmp_path / 'my_bot.py'}:High", "no_thanks", 1)
-    observation = get_game("six_nimmt").new_state(2, {}, 1).observation(0)
-    assert high.decide(observation) == max(observation.hand)
-
-
-@pytest.mark.parametrize(("spec", "message"), [
-    ("", "expected house:NAME"),
-    ("low_card", "expected house:NAME"),
-    ("house:", "unknown house bot ''"),
-    ("house:nobody", "unknown house bot 'nobody'; known: random"),
-    ("tests.bots.low_card:", "is not a class name"),
-    ("tests.bots.low_card:1x", "is not a class name"),
-    (":LowCard", "neither a module name nor a path"),
-    ("tests/bots/low_card:LowCard", "neither a module name nor a path"),
-    ("no_such_module_xyz:Bot", "cannot import 'no_such_module_xyz'"),
-    ("tests.bots.low_card:Missing", "has no 'Missing'"),
-    ("json:dumps", "is not a subclass of client_sdk.bot.Bot"),
-    ("does/not/exist.py:Bot", "no such file"),
-])
-def test_bad_specs(spec: str, message: str) -> None:
-    """Every bad spec is a ValueError that says what is wrong."""
-    with pytest.raises(ValueError, match="bad bot spec") as error:
-        bot_spec.load_bot(spec, "six_nimmt", 0)
-    assert message in str(error.value)
-
-
-def test_bot_for_another_game() -> None:
-    """A bot that does not play the match's game is a ValueError too."""
-    with pytest.raises(ValueError, match="plays no_thanks, not 'six_nimmt'"):
-        bot_spec.load_bot("house:never_take", "six_nimmt", 0)
-    with pytest.raises(ValueError, match="plays six_nimmt, not 'no_thanks'"):
-        bot_spec.load_bot("tests.bots.low_card:LowCard", "no_thanks", 0)
 
 
 # --------------------------------------------------------------------------- play
