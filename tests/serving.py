@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -38,9 +37,10 @@ class ServerProcess:
     def start(self) -> ServerProcess:
         """Start the server and wait for the line that says where it listens."""
         self.proc = subprocess.Popen(
-            [*CLI, "serve", "--port", "0", "--http-port", "0", "--db", self.db, *self.extra],
+            [*self._limited(), *CLI, "serve", "--port", "0", "--http-port", "0", "--db", self.db,
+             *self.extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=self._limit_files)
+            env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert self.proc.stdout is not None and self.proc.stderr is not None
         line = self.proc.stdout.readline()
         if "listening on" not in line:
@@ -54,9 +54,12 @@ class ServerProcess:
         self.http = line.split("HTTP API on ")[1].split()[0].rstrip("/")
         return self
 
-    def _limit_files(self) -> None:
-        if self.files is not None:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (self.files, self.files))
+    def _limited(self) -> list[str]:
+        """The command's prefix that sets its open-file limit, if one is asked for: util-linux's
+        ``prlimit``, not a ``preexec_fn``, which would make Python fork (running gRPC's fork
+        handlers while this process's gRPC threads are busy: the child once aborted before it
+        could exec)."""
+        return [] if self.files is None else ["prlimit", f"--nofile={self.files}", "--"]
 
     def stop(self) -> str:
         """SIGTERM the server, wait for it, return what it logged."""

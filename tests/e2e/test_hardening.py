@@ -170,12 +170,10 @@ def test_idle_connections_by_the_thousand_under_ulimit_1024_lock_nobody_out(
     refused accept)."""
     log_path = tmp_path / "server.log"
     with log_path.open("w") as log:
-        proc = subprocess.Popen(
-            [*CLI, "serve", "--port", "0", "--http-port", "0", "--db", db_url(tmp_path),
-             "--header-timeout", "2"], stdout=subprocess.PIPE, stderr=log, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            preexec_fn=lambda: __import__("resource").setrlimit(
-                __import__("resource").RLIMIT_NOFILE, (1024, 1024)))
+        proc = subprocess.Popen(  # prlimit: see ServerProcess._limited
+            ["prlimit", "--nofile=1024", "--", *CLI, "serve", "--port", "0", "--http-port", "0",
+             "--db", db_url(tmp_path), "--header-timeout", "2"], stdout=subprocess.PIPE,
+            stderr=log, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     held: list[socket.socket] = []
     try:
         assert proc.stdout is not None
