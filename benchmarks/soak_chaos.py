@@ -40,6 +40,8 @@ class Garbage:
         self.codes: Counter[str] = Counter()
         self.bad: list[str] = []
         self._last_bytes: tuple[bytes, str | None] = (b"", None)
+        """The first message of the newest call and its token: asked again by grpc's sync
+        client when grpc.aio loses the server's status to its own write."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
 
@@ -58,10 +60,11 @@ class Garbage:
     def _note(self, kind: str, error: grpc.aio.AioRpcError | None) -> None:
         self.events[kind] += 1
         code = "OK" if error is None else error.code().name
-        if error is not None and kind == "bytes" and wire.lost_to_own_write(error):
-            # grpc/grpc#36066: the server refused the call before reading it and our client's
-            # write lost the server's status. Ask the same call again with grpc's sync client
-            # (which reports the status the server sent); only that status is judged.
+        if error is not None and wire.lost_to_own_write(error):
+            # grpc/grpc#36066, on any kind of call (random bytes, a refused token): the server
+            # refused the call before reading it and our client's write lost the server's
+            # status. Ask the same call again with grpc's sync client (which reports the status
+            # the server sent); only that status is judged.
             sent = self._ask_sync(*self._last_bytes)
             code = f"INTERNAL lost to the client's write (grpc#36066), server sent {sent.name}"
             if sent in BAD_CODES:
@@ -148,7 +151,9 @@ class Garbage:
         call = channel.stream_stream(
             wire.PLAY, request_serializer=pb.PlayRequest.SerializeToString,
             response_deserializer=pb.PlayResponse.FromString)(metadata=self._metadata(token))
-        await call.write(pb.PlayRequest(join=pb.Join(client="soak-garbage", ladder=game)))
+        join = pb.PlayRequest(join=pb.Join(client="soak-garbage", ladder=game))
+        self._last_bytes = (join.SerializeToString(), token)
+        await call.write(join)
         ends = time.monotonic() + seconds
         try:
             while (left := ends - time.monotonic()) > 0 and not self._stop.is_set():
