@@ -185,7 +185,8 @@ def no_thanks_layout(seats: int, settings: Mapping[str, Any] | None = None) -> L
         ("pot", 1, 0, chips),
         ("chips", 1, 0, chips),
         ("deck_left", 1, 0, NO_THANKS_CARDS),
-        ("passes", seats, 0, chips),
+        # a seat passes at most once per chip it holds on each card, and takes chips back
+        ("passes", seats, 0, chips * NO_THANKS_CARDS),
         ("totals", seats, -chips * rounds, card_sum * rounds),
         ("round", 1, 0, rounds),
         ("kind", 2, 0, 1),

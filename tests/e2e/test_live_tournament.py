@@ -119,6 +119,8 @@ def test_bullring_tournament_waits_through_a_server_killed_and_restarted(
     killed = next(ln for ln in server.log.lines if f"tournament {tid} game 1:" in ln
                   ).split("match ")[1].split(",")[0]
     server.kill()
+    err.wait(lambda lines: any("asking again" in ln for ln in lines), 60,
+             "the command to find the server gone and keep asking")
     port = server.address.rsplit(":", 1)[1]
     again = LadderServer(server.db, [*FAST, "--port", port]).start()
     stop_all.append(again)
@@ -127,7 +129,6 @@ def test_bullring_tournament_waits_through_a_server_killed_and_restarted(
     report = out.text()
     assert f"six_nimmt round-robin tournament {tid}: finished, 3 of 3 games played" in report
     assert all(name in report for name in NAMES) and "±" in report
-    assert "asking again" in err.text()
     store = Store(server.db)
     row = store.tournament(tid)
     assert row is not None and row.status == "finished"

@@ -227,3 +227,24 @@ def test_single_agent_env_plays_whole_games_against_house_bots() -> None:
         assert -total == info["totals"][env.seat]
         assert len(info["ranks"]) == 3
     assert seats == [0, 1, 2]
+
+
+
+@pytest.mark.parametrize("seats", [2, 3])
+def test_no_thanks_observations_stay_in_their_space_when_every_seat_passes(seats: int) -> None:
+    """Seats that pass whenever they may pass more often in a round than there are chips
+    (each takes a pot back and passes again): every observation is in the space."""
+    settings = {"two_seats": True} if seats == 2 else {}
+    env = NoThanksAECEnv(seats, settings)
+    env.reset(seed=3)
+    space = env.observation_space(env.agents[0])
+    layout = encoder("no_thanks", seats, settings).layout
+    chips = no_thanks.new_state(seats, settings, 0).chips_start * seats
+    most = 0.0
+    while not all(env.terminations.values()):
+        observed = env.observe(env.agent_selection)
+        assert space.contains(observed), observed["observation"][layout.parts["passes"]]
+        most = max(most, float(observed["observation"][layout.parts["passes"]].max()))
+        mask = observed["action_mask"]
+        env.step(1 if mask[1] else int(np.flatnonzero(mask)[0]))
+    assert most > chips  # the case the space must hold
