@@ -340,16 +340,16 @@ CHALLENGE_METHODS: dict[str, tuple[Any, Any]] = {
 """ChallengeService's methods: (request type, response type) by name."""
 
 
-def admin_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
-    """The AdminService methods on ``channel``, by name."""
+def admin_stub(channel: grpc.Channel | grpc.aio.Channel) -> dict[str, Any]:
+    """The AdminService methods on ``channel`` (sync or asyncio), by name."""
     return {name: channel.unary_unary(f"/{ADMIN_SERVICE}/{name}",
                                       request_serializer=request.SerializeToString,
                                       response_deserializer=response.FromString)
             for name, (request, response) in ADMIN_METHODS.items()}
 
 
-def ladder_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
-    """The LadderService methods on ``channel``, by name."""
+def ladder_stub(channel: grpc.Channel | grpc.aio.Channel) -> dict[str, Any]:
+    """The LadderService methods on ``channel`` (sync or asyncio), by name."""
     return {name: channel.unary_unary(f"/{LADDER_SERVICE}/{name}",
                                       request_serializer=request.SerializeToString,
                                       response_deserializer=response.FromString)

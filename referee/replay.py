@@ -7,7 +7,7 @@ the engine and compares every round record, total and rank with the file.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from referee.core import RefereeError
@@ -34,9 +34,10 @@ def answer_event(state: GameState, seat: int, action: int | str, *,
 
 def build_replay(state: GameState, *, match_id: str, seat_names: Sequence[str],
                  events: list[dict[str, Any]], termination: str = "normal",
-                 rated: bool | None = None) -> dict[str, Any]:
+                 rated: bool | None = None, humans: Collection[int] = ()) -> dict[str, Any]:
     """Return the replay of ``state``'s match, with ``events`` as its full log; with
-    ``rated`` (a server's match), whether its end updates ratings."""
+    ``rated`` (a server's match), whether its end updates ratings; each seat of ``humans``
+    is marked as a person's (``"human": true``)."""
     totals, ranks = state.result()
     replay: dict[str, Any] = {
         "format": FORMAT,
@@ -44,7 +45,8 @@ def build_replay(state: GameState, *, match_id: str, seat_names: Sequence[str],
         "game": state.game,
         "settings": dict(state.settings),
         "seed": state.seed,
-        "seats": [{"name": name} for name in seat_names],
+        "seats": [{"name": name, **({"human": True} if seat in humans else {})}
+                  for seat, name in enumerate(seat_names)],
         "rounds": state.replay_rounds(),
         "totals": list(totals),
         "ranks": list(ranks),

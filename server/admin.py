@@ -97,8 +97,11 @@ def _enable(store: Store, name: str, enabled: bool) -> pb.SetBotEnabledResponse:
 
 
 def _create_match(store: Store, request: pb.CreateMatchRequest) -> pb.CreateMatchResponse:
-    """Register a match; an unset seed (0) deals from a fresh random one, as over HTTP."""
+    """Register a match; an unset seed (0) deals from a fresh random one, as over HTTP. A
+    person's seat (``humans``) comes back with its play page."""
     created = create_match(store, request.game, request.seats, dict(request.settings),
-                           request.seed or None, dict(request.house))
-    return pb.CreateMatchResponse(match_id=created.match_id,
-                                  tokens=[token or "" for token in created.tokens])
+                           request.seed or None, dict(request.house), list(request.humans))
+    return pb.CreateMatchResponse(
+        match_id=created.match_id, tokens=[token or "" for token in created.tokens],
+        seat_names=created.seat_names,
+        play=[created.play_path(seat) or "" for seat in range(len(created.seat_names))])

@@ -8,7 +8,7 @@ the same plain values, so a command prints the same lines either way.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -57,9 +57,10 @@ class LadderAccess(Protocol):
         """A bot's new token."""
 
     def create_match(self, game: str, seats: int, settings: Mapping[str, str],
-                     seed: int | None, house: Mapping[int, str]
+                     seed: int | None, house: Mapping[int, str], humans: Sequence[int] = ()
                      ) -> tuple[str, list[str | None]]:
-        """Store a match; its id and a token per seat (None: a house seat)."""
+        """Store a match with a person in each seat of ``humans``; its id and a token per
+        seat (None: a house seat)."""
 
     def rotate_admin_token(self) -> str:
         """A new admin token (the old one stops working)."""
@@ -154,12 +155,13 @@ class LocalLadder:
         return self.store.rotate_token(name)
 
     def create_match(self, game: str, seats: int, settings: Mapping[str, str],
-                     seed: int | None, house: Mapping[int, str]
+                     seed: int | None, house: Mapping[int, str], humans: Sequence[int] = ()
                      ) -> tuple[str, list[str | None]]:
-        """Store a match; its id and a token per seat (None: a house seat)."""
+        """Store a match with a person in each seat of ``humans``; its id and a token per
+        seat (None: a house seat)."""
         from server.match_setup import create_match
 
-        created = create_match(self.store, game, seats, settings, seed, house)
+        created = create_match(self.store, game, seats, settings, seed, house, humans)
         return created.match_id, list(created.tokens)
 
     def rotate_admin_token(self) -> str:
@@ -303,13 +305,14 @@ class RemoteLadder:
                                self._pb().RotateBotTokenRequest(name=name)).token)
 
     def create_match(self, game: str, seats: int, settings: Mapping[str, str],
-                     seed: int | None, house: Mapping[int, str]
+                     seed: int | None, house: Mapping[int, str], humans: Sequence[int] = ()
                      ) -> tuple[str, list[str | None]]:
-        """Store a match; its id and a token per seat (None: a house seat). Without a seed
-        (or with 0) the server deals from a fresh random one."""
+        """Store a match with a person in each seat of ``humans``; its id and a token per
+        seat (None: a house seat). Without a seed (or with 0) the server deals from a fresh
+        random one."""
         reply = self._admin("CreateMatch", self._pb().CreateMatchRequest(
             game=game, seats=seats, settings=dict(settings), seed=seed or 0,
-            house=dict(house)))
+            house=dict(house), humans=list(humans)))
         return reply.match_id, [token or None for token in reply.tokens]
 
     def rotate_admin_token(self) -> str:

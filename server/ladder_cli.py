@@ -120,8 +120,6 @@ def _replay_export(args: argparse.Namespace) -> int:
 
 
 def _match_create(args: argparse.Namespace) -> int:
-    from server.match_setup import human_settings
-
     settings = cli.game_settings(args.game, args.setting)
     if args.deadline_ms is not None:
         settings["deadline_ms"] = str(args.deadline_ms)
@@ -137,10 +135,8 @@ def _match_create(args: argparse.Namespace) -> int:
         if not seat < args.seats or seat in house:
             raise cli.UsageError(f"--human: seat {seat} is not a free seat of this "
                                  f"{args.seats}-seat match")
-    if humans:
-        settings = human_settings(settings)
     match_id, tokens = ladder(args).create_match(args.game, args.seats, settings, args.seed,
-                                                 house)
+                                                 house, sorted(humans))
     print(f"match {match_id}")
     for seat, token in enumerate(tokens):
         line = f"seat {seat} {'house:' + house[seat] if token is None else 'token ' + token}"

@@ -119,7 +119,7 @@ def _summary(s: MatchSummary) -> pb.MatchSummary:
                            seats=s.seat_names, created_ms=ms(s.created_at),
                            finished_ms=ms(s.finished_at), totals=s.totals or (),
                            ranks=s.ranks or (), termination=s.termination or "",
-                           rated=s.rated)
+                           rated=s.rated, humans=s.humans)
 
 
 def _threaded(work: Callable[[Any], Any]) -> Callable[[Any, Context], Awaitable[Any]]:

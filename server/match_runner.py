@@ -372,9 +372,8 @@ class MatchRunner:
         self._halt()  # the timer left running would hold this runner for up to a deadline
         totals, ranks = self.state.result()
         self._event("match_end", termination=termination)
-        replay = build_replay(self.state, match_id=self.config.match_id,
-                              seat_names=self.config.seat_names, events=self.log,
-                              termination=termination, rated=self.config.rated)
+        replay = build_replay(self.state, events=self.log, termination=termination,
+                              **self.config.replay_fields())
         try:
             await self._on_finish(replay)
         finally:

@@ -58,6 +58,9 @@ class SeatRow(SQLModel, table=True):
     bot: str | None = Field(default=None, index=True)
     """The registered bot seated here (ladder matches)."""
     bot_version: int | None = None
+    human: bool = False
+    """A person plays this seat (in the browser): it is named as one, and its match is
+    unrated."""
 
 
 class BotRow(SQLModel, table=True):

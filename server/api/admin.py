@@ -34,16 +34,18 @@ router = APIRouter(prefix="/api/admin", tags=["admin"], dependencies=[Depends(re
 @router.post("/matches", response_model=CreatedMatchOut, status_code=201,
              responses=error_responses(400, 422))
 async def create(ctx: Context, body: CreateMatchIn) -> CreatedMatchOut:
-    """Register a match; its seat tokens are in this response and nowhere else."""
+    """Register a match; its seat tokens (and a person's seat's play page) are in this
+    response and nowhere else."""
     house: dict[int, str] = {}
     for key, name in body.house.items():
         if not key.isdigit():
             raise InvalidRequestError(f"house seats are numbers, not {key!r}")
         house[int(key)] = name
     created = await asyncio.to_thread(create_match, ctx.store, body.game, body.seats,
-                                      body.settings, body.seed, house)
+                                      body.settings, body.seed, house, body.humans)
     return CreatedMatchOut(match_id=created.match_id, game=created.game, seats=[
-        CreatedSeat(seat=s, name=name, token=created.tokens[s], house=created.house.get(s))
+        CreatedSeat(seat=s, name=name, token=created.tokens[s], house=created.house.get(s),
+                    human=s in created.humans, play=created.play_path(s))
         for s, name in enumerate(created.seat_names)])
 
 

@@ -24,7 +24,7 @@ from server.api.browse import MatchId, match_info
 from server.api.context import Context
 from server.api.errors import error_responses
 from server.errors import HumanMatchesOffError, MatchSetupError, TooManyMatchesError
-from server.match_setup import HUMAN_DEADLINE_MS, create_match, human_settings
+from server.match_setup import HUMAN_DEADLINE_MS, create_match
 
 router = APIRouter(tags=["people"])
 
@@ -34,9 +34,6 @@ WEB = Path(__file__).resolve().parent.parent / "web"
 OPPONENTS = {"six_nimmt": ("greedy", "greedy", "random"),
              "no_thanks": ("threshold", "random", "never_take")}
 """The house bots a person plays against, by game, unless the request names others."""
-
-HUMAN_NAME = "human"
-"""The name of the person's seat, as spectators and the replay show it."""
 
 UNJOINED_S = 600.0
 """A match made by the button that nobody joins for this long is aborted (it no longer
@@ -72,11 +69,6 @@ class HumanMatchOut(BaseModel):
                                   "/play/MATCH_ID#TOKEN")
 
 
-def play_path(match_id: str, token: str) -> str:
-    """The play page of ``match_id``'s seat with ``token``, the token in the fragment."""
-    return f"/play/{match_id}#{token}"
-
-
 async def _open_matches(ctx: Context) -> int:
     """How many of the button's matches are still open; those that ended are forgotten,
     and those nobody joined for UNJOINED_S are aborted."""
@@ -109,16 +101,16 @@ async def create(ctx: Context, body: HumanMatchIn) -> HumanMatchOut:
     except RefereeError as exc:
         raise MatchSetupError(str(exc)) from exc
     bots = body.bots or list(OPPONENTS.get(game, ()))
-    settings = human_settings({**body.settings, "deadline_ms": str(body.deadline_ms)})
+    settings = {**body.settings, "deadline_ms": str(body.deadline_ms)}
     created = await asyncio.to_thread(
         create_match, ctx.store, game, 1 + len(bots), settings, None,
-        {1 + i: name for i, name in enumerate(bots)}, {0: HUMAN_NAME})
+        {1 + i: name for i, name in enumerate(bots)}, (0,))
     ctx.human_matches[created.match_id] = time.monotonic()
-    token = created.tokens[0]
-    assert token is not None  # seat 0 is nobody's house seat
+    play = created.play_path(0)
+    assert play is not None  # seat 0 is the person's
     return HumanMatchOut(match_id=created.match_id, game=game, seat=0,
                          seat_names=list(created.seat_names), deadline_ms=body.deadline_ms,
-                         play=play_path(created.match_id, token))
+                         play=play)
 
 
 @router.get("/play/{match_id}", include_in_schema=False)

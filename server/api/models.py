@@ -105,6 +105,8 @@ class MatchInfo(BaseModel):
     rated: bool = Field(default=False, description="its end updates ratings (a ladder match); "
                                                    "false for a practice match, a challenge "
                                                    "or a match made with seat tokens")
+    humans: list[int] = Field(default_factory=list,
+                              description="the seats a person plays (never rated)")
 
     @classmethod
     def of(cls, summary: MatchSummary, live: bool) -> MatchInfo:
@@ -115,7 +117,8 @@ class MatchInfo(BaseModel):
                    totals=None if summary.totals is None else list(summary.totals),
                    ranks=None if summary.ranks is None else list(summary.ranks),
                    termination=summary.termination, live=live,
-                   bots=list(summary.seat_bots), rated=summary.rated)
+                   bots=list(summary.seat_bots), rated=summary.rated,
+                   humans=list(summary.humans))
 
 
 class MatchPage(BaseModel):
@@ -252,15 +255,24 @@ class CreateMatchIn(BaseModel):
         "ends, then in its replay)"))
     house: dict[str, StrictStr] = Field(default_factory=dict,
                                         description='house bots by seat, e.g. {"1": "greedy"}')
+    humans: list[StrictInt] = Field(default_factory=list, max_length=20, description=(
+        "seats a person plays in the browser: each is named human (humanN for seat N when "
+        "several are) and gets a play page; the deadline is 30000 ms unless settings give "
+        "deadline_ms"))
 
 
 class CreatedSeat(BaseModel):
-    """One seat of a created match: its token (shown once) or its house bot."""
+    """One seat of a created match: its token (shown once) or its house bot; a person's seat
+    also has its play page."""
 
     seat: int
     name: str
     token: str | None
     house: str | None
+    human: bool = Field(default=False, description="a person plays this seat")
+    play: str | None = Field(default=None, description=(
+        "a person's seat: its play page's path with the seat token in the fragment, "
+        "/play/MATCH_ID#TOKEN"))
 
 
 class CreatedMatchOut(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -35,6 +35,14 @@ class MatchConfig:
     status: str
     rated: bool = False
     """Whether its end updates ratings."""
+    humans: tuple[int, ...] = ()
+    """The seats a person plays."""
+
+    def replay_fields(self) -> dict[str, Any]:
+        """What its replay says of the match besides the play (``build_replay``'s
+        keywords): its id, seat names, whether it is rated and the people's seats."""
+        return {"match_id": self.match_id, "seat_names": self.seat_names,
+                "rated": self.rated, "humans": self.humans}
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +63,18 @@ class MatchSummary:
     """The registered bot playing each seat (None for a seat that is not one)."""
     rated: bool = False
     """Whether its end updates ratings (a ladder match; not a practice match or challenge)."""
+    humans: tuple[int, ...] = ()
+    """The seats a person plays."""
 
 
 class MatchRecords(StoreBase):
     """The store's matches: created, claimed by a server, recorded at their end."""
 
     def create_match(self, game: str, settings: Mapping[str, Any], seed: int,
-                     seat_names: Sequence[str], house: Mapping[int, str]
-                     ) -> tuple[str, list[str | None]]:
-        """Store a new match; return its id and one token per seat (None for house seats)."""
+                     seat_names: Sequence[str], house: Mapping[int, str],
+                     humans: Collection[int] = ()) -> tuple[str, list[str | None]]:
+        """Store a new match; return its id and one token per seat (None for house seats).
+        A person plays each of ``humans``."""
         match_id = uuid.uuid4().hex[:12]
         tokens: list[str | None] = []
         with self._session() as session:
@@ -74,7 +85,7 @@ class MatchRecords(StoreBase):
                 token = None if seat in house else new_token("br")
                 tokens.append(token)
                 session.add(SeatRow(match_id=match_id, seat=seat, name=name,
-                                    house=house.get(seat),
+                                    house=house.get(seat), human=seat in humans,
                                     token_hash=None if token is None else hash_token(token)))
             session.commit()
         return match_id, tokens
@@ -99,7 +110,7 @@ class MatchRecords(StoreBase):
             return MatchConfig(match.id, match.game, json.loads(match.settings_json), match.seed,
                                tuple(s.name for s in seats),
                                {s.seat: s.house for s in seats if s.house}, match.status,
-                               match.rated)
+                               match.rated, tuple(s.seat for s in seats if s.human))
 
     @retried
     def claim_match(self, match_id: str, instance: str) -> None:
@@ -271,4 +282,5 @@ def _summary(row: MatchRow, seats: Sequence[SeatRow]) -> MatchSummary:
         termination = str(replay["termination"])
     return MatchSummary(row.id, row.game, row.status, tuple(s.name for s in seats),
                         row.created_at, row.finished_at, totals, ranks, termination,
-                        tuple(s.bot for s in seats), row.rated)
+                        tuple(s.bot for s in seats), row.rated,
+                        tuple(s.seat for s in seats if s.human))

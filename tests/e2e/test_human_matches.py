@@ -85,9 +85,9 @@ def test_no_play_route_when_the_server_makes_no_matches_for_people(tmp_path: Pat
 
 def test_match_create_human_prints_the_link_and_sets_the_deadline(server: ServerProcess
                                                                   ) -> None:
-    """``--human SEAT`` ends that seat's line with its link (on --web's address) and gives
-    the match 30 s per decision; --deadline-ms still wins; a house seat or a seat beyond the
-    table cannot be a person's."""
+    """``--human SEAT`` names the seat ``human``, marks it as a person's, ends its line with
+    its link (on --web's address) and gives the match 30 s per decision; --deadline-ms still
+    wins; a house seat or a seat beyond the table cannot be a person's."""
     def create(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*CLI, "match", "create", "--game", "six_nimmt", "--seats", "2",
                                "--db", server.db, "--house", "1=greedy", *args],
@@ -99,7 +99,11 @@ def test_match_create_human_prints_the_link_and_sets_the_deadline(server: Server
     line = made.stdout.splitlines()[1].split()
     token = line[3]
     assert line[4:] == ["play:", f"http://bullring.example:8080/play/{match_id}#{token}"]
-    assert started(server, token)["settings"]["deadline_ms"] == 30_000  # type: ignore[index]
+    start = started(server, token)
+    assert start["settings"]["deadline_ms"] == 30_000  # type: ignore[index]
+    assert start["seat_names"] == ["human", "greedy"]
+    info = httpx.get(f"{server.http}/api/matches/{match_id}").json()
+    assert (info["seats"], info["humans"], info["rated"]) == (["human", "greedy"], [0], False)
 
     quick = create("--human", "0", "--deadline-ms", "2000")
     assert quick.returncode == 0, quick.stderr
