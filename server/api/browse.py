@@ -182,16 +182,19 @@ async def match(ctx: Context, match_id: MatchId) -> MatchInfo:
             responses=error_responses(404))
 async def turn(ctx: Context, match_id: MatchId) -> TurnInfo:
     """Whose turn it is in a running match: the seats that must still answer the decision
-    in progress and the milliseconds left to each. Public facts only: never a choice, a
+    in progress and the milliseconds left to each (with a time bank, what is left of each
+    one's bank, which its milliseconds left count). Public facts only: never a choice, a
     hand, or how long a seat took (those are in the replay once the match has ended)."""
     runner = ctx.hub.runners.get(match_id)
     if runner is None or runner.done.is_set():
         info = await match_info(ctx, match_id)  # 404 for an unknown match
         return TurnInfo(match_id=info.id, running=False, deadline_ms=None, waiting=[])
-    names = runner.config.seat_names
+    names, clock = runner.config.seat_names, runner.clock
     return TurnInfo(match_id=match_id, running=runner.started.is_set(),
                     deadline_ms=round(runner.deadline_s * 1000),
-                    waiting=[WaitingSeat(seat=seat, name=names[seat], ms_left=round(left * 1000))
+                    waiting=[WaitingSeat(seat=seat, name=names[seat], ms_left=round(left * 1000),
+                                         bank_ms=round(clock.bank_ms[seat]) if clock.banked
+                                         else None)
                              for seat, left in runner.waiting()])
 
 

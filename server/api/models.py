@@ -187,7 +187,10 @@ class WaitingSeat(BaseModel):
     seat: int
     name: str
     ms_left: int = Field(description="milliseconds before its deadline, when the default "
-                                     "action is played for it")
+                                     "action is played for it (its time bank included)")
+    bank_ms: int | None = Field(default=None, description=(
+        "what is left of its time bank for the match, in ms (ms_left counts it); null "
+        "without a time bank"))
 
 
 class TurnInfo(BaseModel):

@@ -114,7 +114,11 @@ function gameName(game) { return GAMES[game] || game; }
 function matchLink(id) { return h("a", {href: `#/match/${encodeURIComponent(id)}`}, id); }
 
 /** A seat's name, linked to its bot's page when a registered bot plays it. */
-function botLink(name, bot) {
+function botLink(name, bot, human) {
+  if (human) {  // a person's seat (docs/play-in-browser.md): never a bot's page
+    return h("span", {class: "human", "data-testid": "human-seat"},
+      name, h("span", {class: "muted"}, " (person)"));
+  }
   if (!bot) return h("span", {}, name);
   return h("a", {href: `#/bot/${encodeURIComponent(bot)}`, "data-bot-link": bot}, name);
 }
@@ -150,11 +154,23 @@ function answerNote(answer) {
   if (!answer) return h("span", {class: "muted"}, "—");
   if (answer.default) {
     return h("span", {class: "default", "data-testid": "defaulted"},
-             "⚠ default (", answer.why || "no answer", ")");
+             "⚠ default (", answer.why || "no answer", ")", bankNote(answer));
   }
   if (answer.ms === undefined) return h("span", {class: "muted"}, "house bot");
-  return h("span", {"data-testid": "answer-ms"}, formatMs(answer.ms));
+  return h("span", {}, h("span", {"data-testid": "answer-ms"}, formatMs(answer.ms)),
+           bankNote(answer));
 }
+
+/** What an answer (or the timeout before a default) spent of the seat's time bank, if
+ * anything (docs/rules.md §3). */
+function bankNote(answer) {
+  if (!answer.bank_spent_ms) return null;
+  return h("span", {class: "bank", "data-testid": "bank-spent"},
+           ` · +${seconds(answer.bank_spent_ms)} s from the time bank`);
+}
+
+/** Milliseconds as seconds with one decimal. */
+function seconds(ms) { return (ms / 1000).toFixed(1); }
 
 // -- home: leaderboard and matches -------------------------------------------------------
 
@@ -277,7 +293,7 @@ function seatLinks(m) {
   const parts = [];
   m.seats.forEach((name, s) => {
     if (s) parts.push(", ");
-    parts.push(botLink(name, m.bots && m.bots[s]));
+    parts.push(botLink(name, m.bots && m.bots[s], (m.humans || []).includes(s)));
   });
   return h("span", {}, parts);
 }
@@ -456,7 +472,46 @@ async function renderMatch(view, matchId, step) {
 
 /** Every step of a replay, each with what the viewer shows at that point. */
 function replaySteps(replay) {
-  return replay.game === "six_nimmt" ? sixNimmtSteps(replay) : noThanksSteps(replay);
+  const steps = replay.game === "six_nimmt" ? sixNimmtSteps(replay) : noThanksSteps(replay);
+  const bank = replay.seats.map(() => bankOf(replay));
+  for (const step of steps) {  // what is left of each seat's time bank after the step
+    for (const answer of stepAnswers(step)) {
+      if (answer && answer.bank_left_ms !== undefined) bank[answer.seat] = answer.bank_left_ms;
+    }
+    step.bank = [...bank];
+  }
+  return steps;
+}
+
+/** The match's time bank per seat (ms; 0 without one). */
+function bankOf(replay) { return Number((replay.settings || {}).time_bank_ms || 0); }
+
+/** The answers a step of the viewer shows. */
+function stepAnswers(step) {
+  if (!step.answers) return [];
+  if (Array.isArray(step.answers)) return step.answers;
+  return [...Object.values(step.answers.plays), step.answers.row];
+}
+
+/** ``replay`` with its time bank on the answers: a default after a timeout carries what the
+ * timeout spent of the seat's bank and what is left (the log has them on the timeout). */
+function withTimeBank(replay) {
+  if (!bankOf(replay)) return replay;
+  const timedOut = {};
+  const events = (replay.events || []).map((event) => {
+    if (event.type === "timeout") timedOut[event.seat] = event;
+    if (event.type !== "answer") return event;
+    const timeout = timedOut[event.seat];
+    delete timedOut[event.seat];
+    if (!event.default || !timeout || timeout.bank_left_ms === undefined) return event;
+    return {...event, bank_spent_ms: timeout.bank_spent_ms, bank_left_ms: timeout.bank_left_ms};
+  });
+  return {...replay, events};
+}
+
+/** The time bank column of a step's seat table, when the match has a bank. */
+function bankCell(step, s) {
+  return {attrs: {"data-testid": "bank-left"}, content: `${seconds(step.bank[s])} s`};
 }
 
 /** The answers of a 6 nimmt! replay's log by trick (rounds in a row): each trick's card
@@ -590,7 +645,8 @@ function noThanksSteps(replay) {
 const SPEEDS = [["0.5", "½×"], ["1", "1×"], ["2", "2×"], ["4", "4×"]];
 const STEP_MS = 1000;  // one step a second at 1×
 
-function replayViewer(replay, startStep, bots) {
+function replayViewer(logged, startStep, bots) {
+  const replay = withTimeBank(logged);
   const steps = replaySteps(replay);
   const names = replay.seats.map((s) => s.name);
   const base = `#/match/${encodeURIComponent(replay.match_id)}`;
@@ -659,6 +715,10 @@ function replayViewer(replay, startStep, bots) {
               href: `/api/matches/${encodeURIComponent(replay.match_id)}/replay`},
         "⬇ download replay")),
     h("p", {class: "muted"}, "Keys: ← → step, Home and End jump to the first and last."),
+    bankOf(replay) ? h("p", {"data-testid": "time-bank"},
+      `Time bank: ${seconds(bankOf(replay))} s per seat for the match, on top of `,
+      `${seconds(replay.settings.deadline_ms)} s per decision; a late answer spends from `,
+      "it.") : null,
     stage,
     h("p", {class: "muted"}, `Final totals: ${replay.totals.join(" · ")} · ranks `,
       replay.ranks.join(" · "), ` · ${replay.termination} · seed ${replay.seed}`),
@@ -670,19 +730,29 @@ function replayViewer(replay, startStep, bots) {
 /** Each seat's answers over the whole match, from the log: how many, how fast, and how
  * many were defaults (and why). */
 function answerSummary(replay, bots) {
+  const banked = bankOf(replay) > 0;
   const cols = [["Seat"], ["Answers", "num"], ["Median", "num"], ["Slowest", "num"],
-                ["Defaults", "num"]];
+                ["Defaults", "num"],
+                ...(banked ? [["Paid by the bank", "num"], ["Bank left", "num"]] : [])];
   const answers = (replay.events || []).filter((e) => e.type === "answer");
   const rows = replay.seats.map((seat, s) => {
     const mine = answers.filter((a) => a.seat === s);
     const times = mine.filter((a) => a.ms !== undefined).map((a) => a.ms).sort((a, b) => a - b);
     const defaults = mine.filter((a) => a.default);
     const why = [...new Set(defaults.map((a) => a.why))].join(", ");
-    return tr({"data-seat": s}, cols, [botLink(seat.name, bots[s]), mine.length,
+    const late = mine.filter((a) => a.bank_spent_ms);
+    const left = mine.filter((a) => a.bank_left_ms !== undefined).map((a) => a.bank_left_ms);
+    return tr({"data-seat": s}, cols, [botLink(seat.name, bots[s], seat.human), mine.length,
       times.length ? formatMs(times[Math.floor(times.length / 2)]) : "—",
       times.length ? formatMs(times[times.length - 1]) : "—",
       {attrs: {"data-testid": "defaults"},
-       content: defaults.length ? `⚠ ${defaults.length} (${why})` : "0"}]);
+       content: defaults.length ? `⚠ ${defaults.length} (${why})` : "0"},
+      ...(banked ? [
+        {attrs: {"data-testid": "bank-late"}, content: late.length
+          ? `${late.length} (${seconds(late.reduce((sum, a) => sum + a.bank_spent_ms, 0))} s)`
+          : "0"},
+        {attrs: {"data-testid": "bank-end"},
+         content: `${seconds(left.length ? left[left.length - 1] : bankOf(replay))} s`}] : [])]);
   });
   return h("details", {class: "answers"}, h("summary", {}, "Answer times and defaults"),
     table("Answer times and defaults by seat", cols, rows, {"data-testid": "answer-summary"}));
@@ -749,17 +819,20 @@ function sixNimmtStep(step, names, replay, bots) {
     parts.push(h("h2", {}, "Rows after the trick"),
       rowsView(step.rows, marks, new Set(step.plays)));
   }
+  const banked = bankOf(replay) > 0;
   const cols = [["Seat"], ["Hand"], ["Played"], ["Answer"], ["Took this trick"],
-                ["Bullheads this round", "num"], ["Running total", "num"]];
+                ["Bullheads this round", "num"], ["Running total", "num"],
+                ...(banked ? [["Bank left", "num"]] : [])];
   parts.push(h("h2", {}, "Seats"), table("Seats", cols,
     names.map((name, s) => tr({"data-seat": s}, cols, [
-      botLink(name, bots[s]),
+      botLink(name, bots[s], replay.seats[s].human),
       {attrs: {"data-testid": "hand"}, content: cardList(step.hands[s] || [], (c) => nimmtCard(c))},
       step.plays ? nimmtCard(step.plays[s]) : "",
       answers ? answerNote(answers.plays[s]) : "",
       cardList(step.taken ? step.taken[s] : [], (c) => nimmtCard(c)),
       step.penalties[s],
-      {attrs: {"data-testid": "total"}, content: step.totals[s]}])), {"data-testid": "seats"}));
+      {attrs: {"data-testid": "total"}, content: step.totals[s]},
+      ...(banked ? [bankCell(step, s)] : [])])), {"data-testid": "seats"}));
   return h("div", {}, parts);
 }
 
@@ -777,8 +850,10 @@ function noThanksStep(step, names, replay, bots) {
   for (const answer of step.answers) {  // the move that made the turn, or a default on the way
     if (!(bySeat[answer.seat] && bySeat[answer.seat].default)) bySeat[answer.seat] = answer;
   }
+  const banked = bankOf(replay) > 0;
   const cols = [["Seat"], ["Cards"], ["Chips", "num"], ["Score this round", "num"],
-                ["Running total", "num"], ["Hidden card"], ["Answer"]];
+                ["Running total", "num"], ["Hidden card"], ["Answer"],
+                ...(banked ? [["Bank left", "num"]] : [])];
   return h("div", {},
     h("p", {class: "big", "data-testid": "where"},
       `Round ${step.round + 1} of ${rounds} · turn ${step.turn ? round.turns.indexOf(step.turn) + 1
@@ -789,13 +864,14 @@ function noThanksStep(step, names, replay, bots) {
       " Pot: ", h("strong", {"data-testid": "pot"}, step.card ? step.pot : 0), " chips"),
     h("h2", {}, "Seats"), table("Seats", cols,
       names.map((name, s) => tr({"data-seat": s}, cols, [
-        botLink(name, bots[s]),
+        botLink(name, bots[s], replay.seats[s].human),
         cardList([...step.cards[s]].sort((a, b) => a - b), plainCard),
         step.chips[s], step.scores[s],
         {attrs: {"data-testid": "total"}, content: step.totals[s]},
         round.hidden ? `${round.hidden[s]}${step.revealed[s] ? " (revealed)" : " (face down)"}`
                      : "—",
-        bySeat[s] ? answerNote(bySeat[s]) : ""])), {"data-testid": "seats"}));
+        bySeat[s] ? answerNote(bySeat[s]) : "",
+        ...(banked ? [bankCell(step, s)] : [])])), {"data-testid": "seats"}));
 }
 
 // -- live spectating ---------------------------------------------------------------------
@@ -803,7 +879,8 @@ function noThanksStep(step, names, replay, bots) {
 /** The public state of a live match, rebuilt from its public events only. */
 function liveState(match) {
   const seats = match.seats.length;
-  return {game: match.game, names: match.seats, bots: match.bots || [], events: 0, round: 0,
+  return {game: match.game, names: match.seats, bots: match.bots || [],
+          humans: match.humans || [], events: 0, round: 0,
           trick: 0,
           rows: [], plays: null, rowChoice: null, taken: null,
           penalties: new Array(seats).fill(0), totals: new Array(seats).fill(0),
@@ -909,11 +986,17 @@ function turnPanel(match) {
       clocks.dataset.seats = seats;
       clocks.replaceChildren(...turn.waiting.map((w) => h("li", {"data-seat": w.seat},
         h("strong", {}, w.name), " · ", h("span", {class: "clock", "data-testid": "clock"}),
-        ` of ${(turn.deadline_ms / 1000).toFixed(1)} s`)));
+        ` of ${(turn.deadline_ms / 1000).toFixed(1)} s`,
+        h("span", {class: "muted", "data-testid": "clock-bank"}))));
     }
     turn.waiting.forEach((w, i) => {
-      clocks.children[i].querySelector(".clock").textContent =
-        `${(Math.max(0, w.ms_left - gone) / 1000).toFixed(1)} s left`;
+      // With a time bank the time left counts it: the decision's own seconds go first.
+      const left = Math.max(0, w.ms_left - gone);
+      const banked = w.bank_ms !== null && w.bank_ms !== undefined;
+      const bank = banked ? Math.min(w.bank_ms, left) : 0;
+      const item = clocks.children[i];
+      item.querySelector(".clock").textContent = `${seconds(left - bank)} s left`;
+      item.querySelector(".muted").textContent = banked ? ` · time bank: ${seconds(bank)} s` : "";
     });
   };
   const poll = async () => {
@@ -989,7 +1072,7 @@ function liveSixNimmt(state) {
     h("h2", {}, "Rows"), rowsView(state.rows, marks, state.plays ? new Set(state.plays) : null),
     h("h2", {}, "Seats"), table("Seats", cols,
       state.names.map((name, s) => tr({"data-seat": s}, cols, [
-        botLink(name, state.bots[s]),
+        botLink(name, state.bots[s], state.humans.includes(s)),
         state.plays ? nimmtCard(state.plays[s]) : "",
         cardList(state.taken ? state.taken[s] : [], (c) => nimmtCard(c)),
         state.penalties[s],
@@ -1006,7 +1089,7 @@ function liveNoThanks(state) {
       state.deckLeft === null ? "—" : state.deckLeft),
     h("h2", {}, "Seats"), table("Seats", cols,
       state.names.map((name, s) => tr({"data-seat": s}, cols, [
-        botLink(name, state.bots[s]),
+        botLink(name, state.bots[s], state.humans.includes(s)),
         cardList([...state.cards[s]].sort((a, b) => a - b), plainCard),
         {attrs: {"data-testid": "total"}, content: state.totals[s]}])), {"data-testid": "seats"}));
 }

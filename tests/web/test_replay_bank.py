@@ -1,0 +1,104 @@
+"""The replay viewer and the live view show the time bank and a person's seat, in a real
+headless Chromium against a real server: a match made over gRPC CreateMatch with a person's
+seat (played here by a bot that answers 0.5 s into a 300 ms deadline, so a 5 s time bank pays
+for each answer) shows, live, what is left of the waiting seat's bank; its replay marks the
+seat as a person's, says at each step what each seat has left of its bank and what a late
+answer spent, and sums it up per seat. The page passes axe-core with no serious or critical
+violation and works at 390 px wide."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import grpc
+import httpx
+import pytest
+
+from client_sdk import wire
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from referee import replay as replays
+from tests.serving import ServerProcess, finish
+from tests.web.test_play_page import web  # noqa: F401
+from tests.web.test_web_pages import axe, browser, check_page, page, shots  # noqa: F401
+
+pytestmark = pytest.mark.timeout(300)
+
+BANK_MS = 5000
+"""The match's time bank per seat."""
+
+
+def person_match(web: ServerProcess) -> tuple[str, str]:  # noqa: F811
+    """A one-round, two-seat 6 nimmt! match made over gRPC: a person in seat 0 (300 ms per
+    decision, a 5 s time bank) against house greedy; its id and the person's token."""
+    admin = web.admin_token()
+    with grpc.insecure_channel(web.address) as channel:
+        reply = wire.admin_stub(channel)["CreateMatch"](pb.CreateMatchRequest(
+            game="six_nimmt", seats=2, seed=7, house={1: "greedy"}, humans=[0],
+            settings={"rounds": "1", "deadline_ms": "300", "time_bank_ms": str(BANK_MS)}),
+            metadata=[("authorization", f"Bearer {admin}")])
+    assert list(reply.seat_names) == ["human", "greedy"]
+    return reply.match_id, reply.tokens[0]
+
+
+def seconds(ms: float) -> str:
+    """``ms`` as the page writes it: seconds with one decimal."""
+    return f"{ms / 1000:.1f} s"
+
+
+def test_the_viewer_shows_the_time_bank_and_the_person(
+        web: ServerProcess, page: Any, axe: str,  # noqa: F811
+        request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """Live, the waiting person's clock shows its bank; once the match is over, the replay's
+    first trick shows what seat 0's late card spent of its bank and what is left after it, the
+    summary counts its late answers and the bank left at the end (the house bot's untouched),
+    and the seat is shown as a person's, the house bot's not."""
+    folder = shots(request, tmp_path)
+    match_id, token = person_match(web)
+    page.goto(f"{web.http}/#/match/{match_id}")
+    page.wait_for_selector("[data-testid=waiting]")
+    bot = web.bot(token, "tests.bots.late:Late")
+    try:
+        clock = page.wait_for_selector("[data-testid=clock-bank]:text-matches('time bank: ')",
+                                       timeout=60_000)
+        assert clock is not None
+        assert page.locator("[data-testid=clocks] li[data-seat='0']").count() == 1
+        page.wait_for_selector("[data-testid=live-ended]", timeout=120_000)
+    finally:
+        results = finish([bot])
+    assert results[0][0] == 0, results[0][1][-2000:]
+
+    replay = httpx.get(f"{web.http}/api/matches/{match_id}/replay").json()
+    replays.verify(replay)
+    assert replay["seats"] == [{"name": "human", "human": True}, {"name": "greedy"}]
+    cards = [e for e in replay["events"] if e["type"] == "answer" and e["seat"] == 0]
+    late = [e for e in cards if e.get("bank_spent_ms")]
+    assert len(late) == len(cards) and not any(e["default"] for e in cards)
+    first = cards[0]
+    assert first["kind"] == "PLAY_CARD" and 0 < first["bank_left_ms"] < BANK_MS
+    second = next(i for i, e in enumerate(cards) if i and e["kind"] == "PLAY_CARD")
+    after_trick = cards[second - 1]["bank_left_ms"]  # its card, and a row it chose, if any
+
+    page.goto(f"{web.http}/#/match/{match_id}/step/2")  # the first trick
+    page.wait_for_selector("[data-testid=replay]")
+    assert page.locator("[data-testid=where]").inner_text().endswith("trick 1 of 10")
+    assert "Time bank: 5.0 s per seat" in page.locator("[data-testid=time-bank]").inner_text()
+    seat0 = page.locator("[data-testid=seats] tr[data-seat='0']")
+    assert seat0.locator("[data-testid=bank-spent]").inner_text() == \
+        f" · +{seconds(first['bank_spent_ms'])} from the time bank"
+    assert seat0.locator("[data-testid=bank-left]").inner_text() == seconds(after_trick)
+    assert seat0.locator("[data-testid=human-seat]").inner_text() == "human (person)"
+    seat1 = page.locator("[data-testid=seats] tr[data-seat='1']")
+    assert seat1.locator("[data-testid=bank-left]").inner_text() == seconds(BANK_MS)
+    assert seat1.locator("[data-testid=human-seat]").count() == 0
+
+    page.locator("details.answers summary").click()
+    summary = page.locator("[data-testid=answer-summary]")
+    spent = sum(e["bank_spent_ms"] for e in late)
+    assert summary.locator("tr[data-seat='0'] [data-testid=bank-late]").inner_text() == \
+        f"{len(late)} ({seconds(spent)})"
+    assert summary.locator("tr[data-seat='0'] [data-testid=bank-end]").inner_text() == \
+        seconds(cards[-1]["bank_left_ms"])
+    assert summary.locator("tr[data-seat='1'] [data-testid=bank-end]").inner_text() == \
+        seconds(BANK_MS)
+    check_page(page, axe, folder, "replay-time-bank")
