@@ -310,7 +310,8 @@ def test_live_view_shows_whose_turn_and_the_clock(
     turn = httpx.get(f"{web.http}/api/matches/{match.match_id}/turn").json()
     assert [w["seat"] for w in turn["waiting"]] == [1] and turn["running"] is True
     assert set(turn) == {"match_id", "running", "deadline_ms", "waiting"}
-    assert set(turn["waiting"][0]) == {"seat", "name", "ms_left"}
+    assert set(turn["waiting"][0]) == {"seat", "name", "ms_left", "bank_ms"}
+    assert turn["waiting"][0]["bank_ms"] is None  # no time bank in this match
 
     aborted = httpx.post(f"{web.http}/api/admin/matches/{match.match_id}/abort",
                          headers={"Authorization": f"Bearer {web.admin_token()}"})
