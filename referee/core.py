@@ -11,8 +11,8 @@ import enum
 import hashlib
 import struct
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
-from typing import NamedTuple, TypeAlias, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, TypeAlias, TypeVar
 
 T = TypeVar("T")
 
@@ -114,3 +114,30 @@ def competition_ranks(totals: Sequence[int]) -> tuple[int, ...]:
 
 AnswerMap: TypeAlias = Mapping[Seat, Action]
 """Answers by seat for every pending decision."""
+
+
+class RoundsGame(Protocol):
+    """A game played in rounds, as ``next_round_or_end`` moves it on."""
+
+    over: bool
+    pending: dict[Seat, Decision]
+
+    def result(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(totals, ranks) so far."""
+
+    def _start_round(self) -> list[Any]:
+        """Deal the next round; return its public events."""
+
+
+def next_round_or_end(state: RoundsGame, events: list[Any], game_over: bool,
+                      game_ended: Callable[[tuple[int, ...], tuple[int, ...]], Any]) -> list[Any]:
+    """After a round's scores, end ``state``'s game when ``game_over`` (nothing is pending,
+    and ``game_ended(totals, ranks)`` is its last event), or else deal the next round;
+    return ``events`` with what followed appended."""
+    if game_over:
+        state.over = True
+        state.pending = {}
+        events.append(game_ended(*state.result()))
+    else:
+        events.extend(state._start_round())
+    return events

@@ -24,6 +24,7 @@ from referee.core import (
     SettingsError,
     competition_ranks,
     derive_seed,
+    next_round_or_end,
 )
 from referee.settings import COMMON_SETTINGS, Setting, SettingValue, parse_settings
 
@@ -377,13 +378,8 @@ class NoThanksState:
         record["chips"] = list(self.chips)
         record["scores"] = list(scores)
         events: list[Event] = [RoundEnded(self.round, scores, self.totals)]
-        if self.round + 1 >= int(self.settings["rounds"]):
-            self.over = True
-            self.pending = {}
-            events.append(GameEnded(*self.result()))
-            return events
-        events.extend(self._start_round())
-        return events
+        return next_round_or_end(self, events, self.round + 1 >= int(self.settings["rounds"]),
+                                 GameEnded)
 
 
 def new_state(seats: int, settings: Mapping[str, Any] | None = None,

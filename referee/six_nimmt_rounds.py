@@ -17,6 +17,7 @@ from referee.core import (
     Seat,
     SettingsError,
     competition_ranks,
+    next_round_or_end,
     seeded_sample,
 )
 from referee.settings import SettingValue, check_seats, parse_settings
@@ -207,13 +208,7 @@ class SixNimmtRounds:
         self.totals = tuple(map(add, self.totals, penalties))
         self.rounds_log[-1]["penalties"] = list(penalties)
         events: list[Event] = [_new(_ROUND_ENDED, (self.round, penalties, self.totals))]
-        if self._game_ends():
-            self.over = True
-            self.pending = {}
-            events.append(GameEnded(*self.result()))
-            return events
-        events.extend(self._start_round())
-        return events
+        return next_round_or_end(self, events, self._game_ends(), GameEnded)
 
     def _game_ends(self) -> bool:
         if self._fixed_rounds:
