@@ -1,4 +1,4 @@
-"""6 nimmt! bots that misbehave, for tournament tests: one raises, one answers illegally."""
+"""6 nimmt! bots that misbehave, for arena and tournament tests (raise, illegal, exit)."""
 
 from __future__ import annotations
 
@@ -27,3 +27,14 @@ class Illegal(Bot):
     def play_card(self, observation: Any) -> int:
         """A card not in the hand."""
         return 0
+
+
+class Exits(Bot):
+    """Exits its process (status 3, as ``sys.exit(3)``) on its first card."""
+
+    name = "exits"
+    games = ("six_nimmt",)
+
+    def play_card(self, observation: Any) -> int:
+        """Leave."""
+        raise SystemExit(3)
