@@ -25,19 +25,24 @@ from tests.web.test_web_pages import axe, browser, check_page, page, shots  # no
 pytestmark = pytest.mark.timeout(300)
 
 BANK_MS = 5000
-"""The match's time bank per seat."""
+"""The 6 nimmt! match's time bank per seat."""
+HOUSE = {"six_nimmt": "greedy", "no_thanks": "threshold"}
+"""The house bot in seat 1, by game."""
 
 
-def person_match(web: ServerProcess) -> tuple[str, str]:  # noqa: F811
-    """A one-round, two-seat 6 nimmt! match made over gRPC: a person in seat 0 (300 ms per
-    decision, a 5 s time bank) against house greedy; its id and the person's token."""
+def person_match(web: ServerProcess, game: str = "six_nimmt",  # noqa: F811
+                 settings: dict[str, str] | None = None) -> tuple[str, str]:
+    """A two-seat match made over gRPC: a person in seat 0 against a house bot (HOUSE); its
+    id and the person's token. Unless ``settings`` say otherwise, a one-round 6 nimmt! match with
+    300 ms per decision and a 5 s time bank."""
     admin = web.admin_token()
     with grpc.insecure_channel(web.address) as channel:
         reply = wire.admin_stub(channel)["CreateMatch"](pb.CreateMatchRequest(
-            game="six_nimmt", seats=2, seed=7, house={1: "greedy"}, humans=[0],
-            settings={"rounds": "1", "deadline_ms": "300", "time_bank_ms": str(BANK_MS)}),
+            game=game, seats=2, seed=7, house={1: HOUSE[game]}, humans=[0],
+            settings=settings or {"rounds": "1", "deadline_ms": "300",
+                                  "time_bank_ms": str(BANK_MS)}),
             metadata=[("authorization", f"Bearer {admin}")])
-    assert list(reply.seat_names) == ["human", "greedy"]
+    assert list(reply.seat_names) == ["human", HOUSE[game]]
     return reply.match_id, reply.tokens[0]
 
 
@@ -102,3 +107,45 @@ def test_the_viewer_shows_the_time_bank_and_the_person(
     assert summary.locator("tr[data-seat='1'] [data-testid=bank-end]").inner_text() == \
         seconds(BANK_MS)
     check_page(page, axe, folder, "replay-time-bank")
+
+
+def test_the_no_thanks_viewer_shows_a_timeout_emptying_the_bank(
+        web: ServerProcess, page: Any, axe: str,  # noqa: F811
+        request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """No Thanks!, 1 s per decision and a 1 s bank: the person's seat answers its first
+    decision 1.5 s in (the bank pays about 0.5 s) and misses its second (the timeout spends
+    the rest, and the referee plays its default). Stepping through the replay, seat 0's bank
+    drops first at its late answer, by what the log says it spent, then to 0.0 s at the
+    default, which says what the timeout took from the bank."""
+    folder = shots(request, tmp_path)
+    match_id, token = person_match(web, "no_thanks", {"two_seats": "true", "deadline_ms": "1000",
+                                                      "time_bank_ms": "1000"})
+    code, out = finish([web.bot(token, "tests.bots.late:SpendsItsBank")])[0]
+    assert code == 0, out[-2000:]
+    replay = httpx.get(f"{web.http}/api/matches/{match_id}/replay").json()
+    replays.verify(replay)
+    mine = [e for e in replay["events"] if e.get("seat") == 0 and "bank_left_ms" in e]
+    late, timeout = mine[0], mine[1]
+    assert late["type"] == "answer" and 0 < late["bank_spent_ms"] < 1000
+    assert timeout["type"] == "timeout" and timeout["bank_left_ms"] == 0
+    assert timeout["bank_spent_ms"] == late["bank_left_ms"]
+
+    page.goto(f"{web.http}/#/match/{match_id}")
+    page.wait_for_selector("[data-testid=replay]")
+    seat0 = page.locator("[data-testid=seats] tr[data-seat='0']")
+    shown: list[tuple[str, str]] = []  # (bank left, answer) at each step where it changes
+    while True:
+        left = seat0.locator("[data-testid=bank-left]").inner_text()
+        if not shown or left != shown[-1][0]:
+            shown.append((left, seat0.locator("td[data-label=Answer]").inner_text()))
+        if page.locator("[data-testid=next]").is_disabled():
+            break
+        label = page.locator("[data-testid=step-label]").inner_text()
+        page.locator("[data-testid=next]").click()
+        page.wait_for_function(f"document.querySelector('[data-testid=step-label]')"
+                               f".textContent !== {label!r}")
+    assert [left for left, _ in shown] == ["1.0 s", seconds(late["bank_left_ms"]), "0.0 s"]
+    assert shown[1][1].endswith(f" · +{seconds(late['bank_spent_ms'])} from the time bank")
+    assert shown[2][1] == (f"⚠ default (timeout) · +{seconds(timeout['bank_spent_ms'])} "
+                           "from the time bank")
+    check_page(page, axe, folder, "replay-no-thanks-time-bank")
