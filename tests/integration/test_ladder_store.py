@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import inspect, text
+from sqlalchemy import create_engine, inspect, text
 
 from server import ratings
+from server.migrate import upgrade
 from server.store import BotError, LeaderboardEntry, Store, hash_token
 
 
@@ -216,3 +217,24 @@ def test_the_admin_token_is_made_once_and_checked_by_hash(store: Store) -> None:
     assert store.is_admin_token(token) and not store.is_admin_token(token + "x")
     new = store.rotate_admin_token()
     assert store.is_admin_token(new) and not store.is_admin_token(token)
+
+
+def test_migration_0006_marks_the_seats_the_play_button_made_as_people(db: str) -> None:
+    """A database at revision 0005 with a seat the web page's button made (a token seat
+    named ``human``), a bot's seat named ``human`` and a plain token seat: upgraded, only
+    the first is a person's, and the store reports it so."""
+    engine = create_engine(db)
+    upgrade(engine, "0005")
+    with engine.begin() as connection:
+        connection.execute(text(
+            "INSERT INTO match (id, game, settings_json, seed, seat_count, status, created_at, "
+            "ladder, rated) VALUES ('m1', 'six_nimmt', '{}', 1, 3, 'created', "
+            "CURRENT_TIMESTAMP, false, false)"))
+        for seat_no, token, bot in ((0, "h0", None), (1, None, "ann"), (2, "h2", None)):
+            connection.execute(text(
+                "INSERT INTO seat (match_id, seat, name, token_hash, bot) "
+                "VALUES ('m1', :seat, :name, :token, :bot)"),
+                {"seat": seat_no, "name": "seat2" if seat_no == 2 else "human",
+                 "token": token, "bot": bot})
+    engine.dispose()
+    assert Store(db).match_config("m1").humans == (0,)
