@@ -4,8 +4,9 @@ Run: python benchmarks/engine.py [--games N] [--repeats R] [--worker-games M]
 Both are measured in the same run, alternating, on one core; the ratio is the figure.
 Then the arena's ``--workers 2`` scaling: games per wall-clock second of ``arena.run`` with
 2 worker processes over 1 (4 seats, M games, alternating, best of the repeats; the 2-worker
-time includes starting the workers), with the machine's load average, since other work on
-the 2 cores takes from the second worker.
+time includes starting the workers), the CPU each run spends (and of it the arena's own
+process, which hands out the games and reads the results), and the machine's load average,
+since other work on the 2 cores takes from the second worker.
 The referee's hot modules are the mypyc-compiled ones in an installed wheel or after
 ``scripts/accelerate``, the sources in an editable install (the first line says which).
 Times are this thread's CPU time (``time.thread_time``), so games/s is the rate of one core
@@ -62,11 +63,13 @@ def main() -> None:
 
 def scaling(games: int, repeats: int) -> None:
     """Print the arena's games per wall-clock second with 1 and 2 workers and their ratio,
-    and the CPU each run spent (this process and its workers): with two free cores the
-    ratio can reach 2 x (CPU of 1 worker) / (CPU of 2 workers), its ceiling."""
+    and the CPU each run spent (this process and its workers, and this process alone): with
+    two free cores the ratio can reach 2 x (CPU of 1 worker) / (CPU of 2 workers), its
+    ceiling."""
     config = ArenaConfig("six_nimmt", ("random",) * 4, games, seed=4)
     best = {1: 0.0, 2: 0.0}
     cpu = {1: float("inf"), 2: float("inf")}
+    own = {1: float("inf"), 2: float("inf")}
     loads = []
     for _ in range(repeats):
         for workers in (1, 2):
@@ -75,15 +78,16 @@ def scaling(games: int, repeats: int) -> None:
             run(config, workers)
             after = os.times()
             best[workers] = max(best[workers], games / (time.monotonic() - start))
-            spent = (after.user + after.system + after.children_user + after.children_system
-                     - before.user - before.system - before.children_user
-                     - before.children_system)
-            cpu[workers] = min(cpu[workers], spent)
+            mine = after.user + after.system - before.user - before.system
+            own[workers] = min(own[workers], mine)
+            cpu[workers] = min(cpu[workers], mine + after.children_user
+                               + after.children_system - before.children_user
+                               - before.children_system)
     print(f"arena --workers, 4 seats, {games} games, best of {repeats}; load average (1 min) "
           f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores")
-    print(f"{'workers':>7} {'wall games/s':>13} {'CPU s':>7}")
+    print(f"{'workers':>7} {'wall games/s':>13} {'CPU s':>7} {'of it the arena process':>24}")
     for workers, rate_ in best.items():
-        print(f"{workers:>7} {rate_:>13.0f} {cpu[workers]:>7.2f}")
+        print(f"{workers:>7} {rate_:>13.0f} {cpu[workers]:>7.2f} {own[workers]:>24.3f}")
     print(f"scaling: 2 workers = {best[2] / best[1]:.2f} x 1 worker (wall-clock); ceiling on "
           f"two free cores {2 * cpu[1] / cpu[2]:.2f} x (CPU)")
 

@@ -55,8 +55,9 @@ def over_workers(context: Any, play_range: Callable[[Any], T], ranges: Sequence[
     raises raises its exception here; the workers are stopped whatever happens, also when
     the caller closes the generator early."""
     forked = context.get_start_method() == "fork"
+    freeze = forked and not gc.get_freeze_count()  # a caller's own freeze is left alone
     workers_by_conn: dict[Connection, Any] = {}
-    if forked:
+    if freeze:
         gc.freeze()
     try:
         for _ in range(workers):
@@ -79,7 +80,7 @@ def over_workers(context: Any, play_range: Callable[[Any], T], ranges: Sequence[
             if process.exitcode is None:
                 process.terminate()
                 process.join()
-        if forked:
+        if freeze:
             gc.unfreeze()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 
 import pytest
@@ -62,3 +63,22 @@ def test_a_run_stopped_early_stops_its_workers() -> None:
     assert not multiprocessing.active_children()
     # ``stopped`` holds the run's frames, whose generators would stop the workers once freed
     assert stopped.traceback
+
+
+def test_forked_workers_run_with_the_parents_objects_frozen(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """While forked workers play, the arena's older objects sit outside the collector's
+    generations (no collection on either side copies the pages they share); afterwards they
+    are back, and a caller's own freeze is left as it was."""
+    monkeypatch.setattr(arena, "worker_context", lambda: multiprocessing.get_context("fork"))
+    config = ArenaConfig("six_nimmt", ("random",) * 4, 40, seed=2)
+    frozen: list[int] = []
+    arena.run(config, 2, lambda done, total: frozen.append(gc.get_freeze_count()))
+    assert min(frozen) > 0 and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        mine = gc.get_freeze_count()
+        arena.run(config, 2)
+        assert gc.get_freeze_count() == mine
+    finally:
+        gc.unfreeze()
