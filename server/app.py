@@ -251,10 +251,14 @@ class ClientNoise(logging.Filter):
     """Keeps what clients cause from flooding the log. A write that fails because its
     client hung up (grpc's ``ExecuteBatchError``) is the client's doing: logged at DEBUG,
     without its traceback. A refused accept (the process is out of file descriptors) is
-    logged once a minute at most, without a traceback, with how many were left out."""
+    logged once a minute at most, without a traceback, with how many were left out. asyncio
+    retries each refused accept a second later, once per connection of the backlog; the
+    retries that fire after the listener closed (at shutdown) fail with "Invalid file
+    descriptor" and are the same event: logged at DEBUG, without their tracebacks."""
 
     GONE = "ExecuteBatchError raised in core"
     ACCEPT = "socket.accept() out of system resource"
+    RETRY = "BaseSelectorEventLoop._start_serving"
     EVERY_S = 60.0
 
     def __init__(self) -> None:
@@ -265,7 +269,7 @@ class ClientNoise(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         """Demote or throttle the records of the kinds above; pass the rest."""
         message = record.getMessage()
-        if self.GONE in message:
+        if self.GONE in message or (self.RETRY in message and _closed_listener(record)):
             if not logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
                 return False
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
@@ -284,6 +288,12 @@ class ClientNoise(logging.Filter):
         record.msg, record.args = message, ()
         record.exc_info = record.exc_text = None
         return True
+
+
+def _closed_listener(record: logging.LogRecord) -> bool:
+    """Whether ``record`` carries asyncio's error for a listening socket already closed."""
+    error = record.exc_info[1] if record.exc_info else None
+    return isinstance(error, ValueError) and "Invalid file descriptor" in str(error)
 
 
 def check_ports(host: str, ports: Sequence[tuple[str, int | None]]) -> None:
