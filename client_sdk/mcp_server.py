@@ -104,7 +104,8 @@ async def play_seat(desk: SeatDesk, args: argparse.Namespace, token: str) -> Non
         return play(args.server, token, "mcp-agent", margin_ms=args.margin_ms,
                     give_up_after_s=args.give_up_after, client="bullring-mcp",
                     on_message=desk.on_message, ladder=args.ladder, matches=matches,
-                    factory=lambda game, seed: AgentBot(desk, seed))
+                    factory=lambda game, seed: AgentBot(desk, seed),
+                    practice_only=args.practice)
 
     why = "the match ended"
     try:

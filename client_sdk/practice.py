@@ -5,7 +5,8 @@ follow the request until it can be played.
 House opponents (``house:greedy``) make a practice match, accepted at once; a registered
 opponent's owner accepts or declines (or its bot accepts every challenge). The match is
 played on the bot's ladder connection, before any rated table, once every registered bot
-in it waits on the game's ladder.
+in it waits on the game's ladder; that connection is practice-only (``Join.practice_only``),
+so no rated table seats the bot while it waits.
 """
 
 from __future__ import annotations

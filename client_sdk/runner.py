@@ -78,12 +78,14 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
                client: str = "bullring-python",
                on_message: Callable[[pb.PlayResponse], None] | None = None,
                ladder: str | None = None, matches: int = 0,
-               factory: BotFactory | None = None) -> pb.MatchEnded:
+               factory: BotFactory | None = None,
+               practice_only: bool = False) -> pb.MatchEnded:
     """Play the seat ``token`` names on ``server`` with the bot ``bot_spec``; return the result.
 
     With ``ladder`` (a game id) and a registered bot's token, play that game's ladder: one
     match after another on the same stream, until ``matches`` have ended (0: forever); the
-    last result is returned.
+    last result is returned. With ``practice_only`` too, the server never seats it at a
+    rated table: only in its practice matches and challenges (``bullring bot --practice``).
 
     The bot is made (``load_bot(bot_spec, game, seed)``) when MatchStarted arrives. Each
     decision is answered if the bot decides within the time left minus ``margin_ms``;
@@ -114,9 +116,10 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
         raise ValueError(f"margin_ms must be >= 0, not {margin_ms}")
     if factory is None:
         seat = Seat(bot_spec, bot_factory(bot_spec), seed, margin_ms, on_message, ladder,
-                    matches, bot_class(bot_spec).games)
+                    matches, bot_class(bot_spec).games, practice_only)
     else:
-        seat = Seat(bot_spec, factory, seed, margin_ms, on_message, ladder, matches, Bot.games)
+        seat = Seat(bot_spec, factory, seed, margin_ms, on_message, ladder, matches, Bot.games,
+                    practice_only)
     session = play_stream if transport == "stream" else play_unary
     metadata = (("authorization", f"Bearer {token}"),)
     down_since = time.monotonic()

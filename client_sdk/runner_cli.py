@@ -8,8 +8,8 @@ one match after another. With ``--practice`` too, it first asks the server for o
 match against ``--against`` (house bots ``house:KIND`` or registered bots, in seat order
 after it; by default three house bots), plays it on that ladder and leaves; a registered
 opponent's owner must accept first (the command waits, and exits 1 if the challenge is
-declined or expires). While a registered opponent is not on the ladder yet, a rated table
-may seat the bot first: it plays that match and waits on for the practice match.
+declined or expires). It joins the ladder with ``Join.practice_only``: while a registered
+opponent is not on the ladder yet, the bot waits, and no rated table seats it.
 
 BOT is ``house:NAME`` (a house bot), ``package.module:ClassName`` or
 ``path/to/file.py:ClassName`` (a ``client_sdk.bot.Bot`` subclass).
@@ -154,7 +154,8 @@ def run_from_args(args: argparse.Namespace) -> int:
         ended: pb.MatchEnded = await practise(args, token, lambda: play(
             args.server, token, args.bot, seed=args.seed, transport=args.transport,
             margin_ms=args.margin_ms, give_up_after_s=args.give_up_after,
-            on_message=remember, ladder=args.ladder, matches=1), lambda: match_id[0])
+            on_message=remember, ladder=args.ladder, matches=1, practice_only=True),
+            lambda: match_id[0])
         return ended
 
     try:

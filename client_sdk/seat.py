@@ -27,7 +27,7 @@ class Seat:
     def __init__(self, spec: str, factory: BotFactory, seed: int, margin_ms: int,
                  on_message: Callable[[pb.PlayResponse], None] | None,
                  ladder: str | None = None, matches: int = 0,
-                 games: Sequence[str] = ()) -> None:
+                 games: Sequence[str] = (), practice_only: bool = False) -> None:
         self.spec = spec
         self.games = list(games)
         """The games the bot plays, told to the server at Join (a seat of another game is
@@ -36,6 +36,9 @@ class Seat:
         """The game whose ladder this bot plays, or None for one seat of one match."""
         self.matches = matches
         """Leave the ladder after this many matches (0: never)."""
+        self.practice_only = practice_only
+        """Join.practice_only: never seated at a rated table, only in the bot's practice
+        matches and challenges."""
         self.played = 0
         self.last_ended: pb.MatchEnded | None = None
         self.factory = factory

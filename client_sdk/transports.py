@@ -48,7 +48,8 @@ async def play_stream(seat: Seat, stubs: dict[str, Any], metadata: Sequence[tupl
         await call.write(pb.PlayRequest(join=pb.Join(client=client, ladder=seat.ladder or "",
                                                      accept_batches=True,
                                                      matches=seat.matches_left(),
-                                                     games=seat.games)))
+                                                     games=seat.games,
+                                                     practice_only=seat.practice_only)))
         while True:
             received = await incoming.get()
             if received is grpc.aio.EOF:
@@ -98,7 +99,8 @@ async def play_unary(seat: Seat, stubs: dict[str, Any], metadata: Sequence[tuple
     call = stubs["Subscribe"](pb.SubscribeRequest(client=client, ladder=seat.ladder or "",
                                                   accept_batches=True,
                                                   matches=seat.matches_left(),
-                                                  games=seat.games),
+                                                  games=seat.games,
+                                                  practice_only=seat.practice_only),
                               metadata=metadata)
     try:
         while True:

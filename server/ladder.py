@@ -206,8 +206,7 @@ class Ladder(LadderSessions):
 
     def _waiting(self, game: str) -> list[Waiter]:
         waiting = [Waiter(s.bot, None, self._last.get(s.bot, NEVER))
-                   for s in self.sessions.values()
-                   if s.game == game and s.open and s.bot not in self.seated]
+                   for s in self.rated_streams(game) if s.bot not in self.seated]
         waiting += [w for w in self.house.values()
                     if game in self._house_games[w.name] and w.name not in self.seated
                     and w.name not in self._resting]
@@ -216,7 +215,7 @@ class Ladder(LadderSessions):
     async def _publish(self, game: str) -> None:
         """Tell the servers sharing the database which bots this one can seat on ``game``'s
         ladder, when that changed: its turn comes only at tables it can seat."""
-        present = {s.bot for s in self.sessions.values() if s.game == game and s.open}
+        present = {s.bot for s in self.rated_streams(game)}
         present.update(n for n in self.house if game in self._house_games[n])
         if self.turns.shared and present != self._published.get(game):
             await asyncio.to_thread(self.turns.publish, game, present)

@@ -50,6 +50,9 @@ class LadderSession:
     open: bool = True
     matches_left: int = 0
     """Matches this stream still plays before it is closed (Join.matches); 0: no limit."""
+    practice_only: bool = False
+    """Never seated at a rated table (Join.practice_only): it waits for the bot's practice
+    matches and challenges (and its games of a live tournament, which are unrated)."""
 
 
 @dataclass(eq=False)
@@ -96,16 +99,18 @@ class LadderSessions:
     # -- sessions --------------------------------------------------------------------------
 
     def join(self, bot: BotRow, game: str, matches: int = 0, games: Sequence[str] = (),
-             via: str = "") -> LadderSession:
+             via: str = "", practice_only: bool = False) -> LadderSession:
         """Connect ``bot`` to ``game``'s ladder (taking back the seat it holds in a live
         match here); its older stream, if any, ends with Closed(REPLACED) naming ``via``
         (this connection's transport and peer). Refused (UNAVAILABLE) once stopping, and
         before anything changes if the bot's ``games`` (empty: any) leave ``game`` out.
         With ``matches`` > 0 the stream plays that many matches (the one it takes back
-        counts) and is closed after the last one ends, never seated again."""
+        counts) and is closed after the last one ends, never seated again. With
+        ``practice_only`` it is never seated at a rated table."""
         game_id = self.check(bot, game, games)
         old = self.sessions.get(bot.name)
-        session = LadderSession(bot.name, game_id, bot.token_hash, matches_left=max(0, matches))
+        session = LadderSession(bot.name, game_id, bot.token_hash, matches_left=max(0, matches),
+                                practice_only=practice_only)
         self.sessions[bot.name] = session
         if old is not None:
             old.open = False
@@ -119,8 +124,9 @@ class LadderSessions:
             session.seat = (runner, seat, connection)
             log.info("bot %s is back in match %s", bot.name, runner.config.match_id)
         else:
-            log.info("bot %s joined the %s ladder", bot.name, game_id)
-            notice = self.shortfall(game_id)
+            log.info("bot %s joined the %s ladder%s", bot.name, game_id,
+                     " for its practice matches only" if practice_only else "")
+            notice = "" if practice_only else self.shortfall(game_id)
             if notice:
                 log.warning("%s", notice)
             session.outbox.put_message(pb.PlayResponse(
@@ -151,11 +157,18 @@ class LadderSessions:
         return game_id
 
     def players(self, game: str) -> tuple[int, int]:
-        """Who may sit at ``game``'s tables: (house bots that play it, registered bots
-        connected to its ladder), resting or playing ones included."""
+        """Who may sit at ``game``'s rated tables: (house bots that play it, registered
+        bots connected to its ladder but for practice only), resting or playing ones
+        included."""
         house = sum(game in self._house_games.get(name, ()) for name in self.house)
-        connected = sum(s.game == game and s.open for s in self.sessions.values())
+        connected = len(self.rated_streams(game))
         return house, connected
+
+    def rated_streams(self, game: str) -> list[LadderSession]:
+        """The open streams on ``game``'s ladder that rated tables may seat: all but the
+        practice-only ones."""
+        return [s for s in self.sessions.values()
+                if s.game == game and s.open and not s.practice_only]
 
     def shortfall(self, game: str) -> str:
         """Why ``game``'s ladder cannot fill a table now, or "" when it can."""

@@ -143,7 +143,8 @@ class BotService:
             if ladder is None:
                 await abort_grpc(context, NoLadderError("this server runs no ladder"))
             session = await answer_grpc(context, at_once(
-                ladder.join, bot, join.ladder, join.matches, list(join.games), via))
+                ladder.join, bot, join.ladder, join.matches, list(join.games), via,
+                join.practice_only))
             return session.outbox, self._ladder_route(bot.name), lambda: ladder.leave(session)
         runner, seat = await self._seat(context, list(join.games))
         outbox, connection = runner.attach(seat, via=via)

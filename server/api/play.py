@@ -85,6 +85,9 @@ LadderParam = Annotated[str | None, Query(
 MatchesParam = Annotated[int, Query(
     ge=0, le=2**31, description="with ladder: play this many matches, then the connection "
                                 "ends (closed, CLOSE_REASON_MATCHES_PLAYED); 0: no limit")]
+PracticeOnlyParam = Annotated[bool, Query(
+    description="with ladder: never seat this connection at a rated table; it waits for the "
+                "bot's practice matches and challenges (as Join.practice_only)")]
 GamesParam = Annotated[str | None, Query(
     max_length=200, description="the games the bot plays, comma-separated (such as "
                                 "no_thanks): a seat or ladder of another game is refused "
@@ -96,7 +99,8 @@ def _games(games: str | None) -> list[str]:
 
 
 async def _connection(ctx: Context, caller: Player, ladder: str | None, matches: int,
-                      games: str | None, via: str) -> tuple[Hashable, Connect]:
+                      games: str | None, via: str, practice_only: bool = False
+                      ) -> tuple[Hashable, Connect]:
     """Check that ``caller`` may connect as asked, before anything changes (4xx if not);
     return its connection key and what opens the connection."""
     wanted = _games(games)
@@ -110,7 +114,8 @@ async def _connection(ctx: Context, caller: Player, ladder: str | None, matches:
         hub_ladder.check(bot, ladder, wanted)
 
         def join() -> tuple[Outbox, Callable[[str], None]]:
-            session: LadderSession = hub_ladder.join(bot, ladder, matches, wanted, via)
+            session: LadderSession = hub_ladder.join(bot, ladder, matches, wanted, via,
+                                                     practice_only)
             return session.outbox, lambda _reason: hub_ladder.leave(session)
 
         return _key(bot), join
@@ -140,8 +145,8 @@ def _peer(request: Request) -> str:
 @router.get("/stream", response_class=EventSourceResponse,
             responses=error_responses(codes=FRAMEWORK, refusals=CONNECT_REFUSALS))
 async def stream(ctx: Context, caller: Caller, request: Request, ladder: LadderParam = None,
-                 matches: MatchesParam = 0, games: GamesParam = None
-                 ) -> AsyncIterator[ServerSentEvent]:
+                 matches: MatchesParam = 0, games: GamesParam = None,
+                 practice_only: PracticeOnlyParam = False) -> AsyncIterator[ServerSentEvent]:
     """Join the seat (or, with ``ladder`` and a registered bot's token, the ladder) and
     stream its messages as Server-Sent Events: the event name is the PlayResponse body
     (match_started, decision, event, match_ended, ladder_queued, closed, ...), the data is
@@ -149,7 +154,7 @@ async def stream(ctx: Context, caller: Caller, request: Request, ladder: LadderP
     seat, like a gRPC stream; a newer connection with the same token ends this one (event
     ``closed``)."""
     _, connect = await _connection(ctx, caller, ladder, matches, games,
-                                   f"HTTP stream from {_peer(request)}")
+                                   f"HTTP stream from {_peer(request)}", practice_only)
     outbox, on_close = connect()
     try:
         number = 0
@@ -166,6 +171,7 @@ async def stream(ctx: Context, caller: Caller, request: Request, ladder: LadderP
             responses=error_responses(codes=FRAMEWORK, refusals=CONNECT_REFUSALS))
 async def poll(ctx: Context, caller: Caller, request: Request, ladder: LadderParam = None,
                matches: MatchesParam = 0, games: GamesParam = None,
+               practice_only: PracticeOnlyParam = False,
                after: Annotated[int | None, Query(
                    ge=0, le=2**62, description="the last seq received; omit it to join")] = None,
                wait_ms: Annotated[int, Query(
@@ -185,7 +191,7 @@ async def poll(ctx: Context, caller: Caller, request: Request, ladder: LadderPar
             messages, closed = await found.poll(after, wait_s)
             return PollResult(messages=messages, closed=closed)
     via = f"HTTP long-poll from {_peer(request)}"
-    key, connect = await _connection(ctx, caller, ladder, matches, games, via)
+    key, connect = await _connection(ctx, caller, ladder, matches, games, via, practice_only)
     session = ctx.polls.join(key, after, connect, via)
     messages, closed = await session.poll(0 if after is None else after, wait_s)
     return PollResult(messages=messages, closed=closed)

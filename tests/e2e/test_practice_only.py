@@ -1,0 +1,95 @@
+"""A practice run never touches a rating: ``bullring bot --practice`` joins the ladder with
+``Join.practice_only`` (over HTTP, ``practice_only=true``), so while it waits for a
+registered opponent who is not on the ladder yet, no rated table seats it, however many
+tables form around it. A real ``bullring serve`` with house bots, and registered bots in
+their own ``bullring bot`` processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from server.store import Store
+from tests.e2e.challenge_rig import FAST, Calls, assert_unrated
+from tests.ladder_helpers import LadderBot, LadderServer, wait_for_matches
+from tests.serving import db_url
+
+HOUSE = ["--house-bots", "greedy,random,random", "--house-rest", "0"]
+"""Three house bots: with any one registered bot they fill a rated table of four."""
+
+
+def rating(store: Store, bot: str) -> tuple[int, float, float] | None:
+    """``bot``'s 6 nimmt! leaderboard entry as (games, mu, sigma), or None."""
+    found = [(e.games, e.mu, e.sigma) for e in store.leaderboard("six_nimmt") if e.bot == bot]
+    return found[0] if found else None
+
+
+def test_a_practice_run_waits_for_its_match_and_is_never_seated_at_a_rated_table(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """ann plays one rated match, then runs ``--practice --against bob`` (bob accepts every
+    challenge but is not on the ladder), and dee joins over HTTP with practice_only=true.
+    cy's rated tables with the three house bots (a seat each for ann and dee, were they
+    seatable) play three matches around them: neither is seated, ann's leaderboard entry is
+    as it was and dee has none. Once bob joins, ann plays the practice match against him,
+    unrated, and leaves; its entry is still unchanged."""
+    server = LadderServer(db_url(tmp_path), [*FAST, *HOUSE]).start()
+    stop_all.append(server)
+    tokens = {name: server.add_bot(name) for name in ("ann", "bob", "cy", "dee")}
+    store = Store(server.db)
+    rated = LadderBot.start("ann", server.address, tokens["ann"], "six_nimmt", "house:greedy",
+                            "--matches", "1")
+    stop_all.append(rated)
+    assert rated.proc.wait(timeout=120) == 0
+    [(first_match, _)] = rated.matches()
+    before = rating(store, "ann")
+    assert before is not None and before[0] == 1
+    calls = Calls(server.address)
+    try:
+        calls.challenge("SetAutoAccept", tokens["bob"], pb.SetAutoAcceptRequest(
+            auto_accept=True))
+    finally:
+        calls.close()
+
+    ann = LadderBot.start("ann", server.address, tokens["ann"], "six_nimmt", "house:greedy",
+                          "--practice", "--against", "bob")
+    stop_all.append(ann)
+    ann.err.wait(lambda lines: any("waiting on the six_nimmt ladder" in ln for ln in lines),
+                 60, "ann to wait on the ladder")
+    ann.out.wait(lambda lines: bool(lines), 10, "ann's challenge")
+    asked = ann.out.lines[0]
+    assert asked.endswith(" against bob, accepted\n"), asked
+    challenge_id = asked.split("challenge ")[1].split()[0]
+    with httpx.Client(base_url=server.http, timeout=10,
+                      headers={"Authorization": f"Bearer {tokens['dee']}"}) as http:
+        joined = http.get("/api/play/poll", params={"ladder": "six_nimmt",
+                                                    "practice_only": "true", "wait_ms": 0})
+        assert joined.status_code == 200, joined.text
+        first = joined.json()["messages"]
+        assert [m["seq"] for m in first] == [1] and "ladder_queued" in first[0]
+        assert server.log is not None
+        server.log.wait(lambda lines: sum("for its practice matches only" in ln
+                                          for ln in lines) >= 2, 30, "both practice joins")
+
+        cy = LadderBot.start("cy", server.address, tokens["cy"], "six_nimmt", "house:random")
+        stop_all.append(cy)
+        wait_for_matches([cy], 3, 120)
+        later = http.get("/api/play/poll", params={"after": 1, "wait_ms": 0}).json()
+        assert later == {"messages": [], "closed": False}
+    assert ann.started() == [] and ann.matches() == []
+    assert ann.proc.poll() is None
+    assert rating(store, "ann") == before and rating(store, "dee") is None
+    assert len(store.matches()) >= 4 and all(m.rated for m in store.matches())
+    assert [m.id for m in store.matches(bot="ann")] == [first_match]
+    assert store.matches(bot="dee") == []
+
+    bob = LadderBot.start("bob", server.address, tokens["bob"], "six_nimmt", "house:greedy")
+    stop_all.append(bob)
+    assert ann.proc.wait(timeout=120) == 0, ann.err.text()[-2000:]
+    challenge = store.challenge(challenge_id)
+    assert challenge.status == "started" and challenge.match_id is not None
+    assert [m for m, _ in ann.matches()] == ann.started() == [challenge.match_id]
+    assert_unrated(store, challenge.match_id, ["ann", "bob"])
+    assert [m.id for m in store.matches(bot="ann")] == [challenge.match_id, first_match]
+    assert rating(store, "ann") == before and rating(store, "dee") is None
