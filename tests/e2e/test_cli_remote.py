@@ -112,6 +112,7 @@ def test_reads_agree_local_and_remote(capsys: pytest.CaptureFixture[str],
     rows = json.loads(local)
     assert rows == json.loads(remote) and len(rows) == 2
     assert all(row["status"] == "finished" and len(row["totals"]) == 4 for row in rows)
+    assert [row["humans"] for row in rows] == [[], []]  # bots in every seat
     for filters in (["--bot", "house-greedy"], ["--status", "running"], ["--since", "1h"],
                     ["--until", "1h"], ["--game", "no_thanks"], ["--limit", "1"]):
         local, remote = both(capsys, server, admin, "matches", *filters)
@@ -132,8 +133,9 @@ def test_reads_agree_local_and_remote(capsys: pytest.CaptureFixture[str],
 
 def test_changes_work_local_and_remote(capsys: pytest.CaptureFixture[str],
                                        played: tuple[LadderServer, str]) -> None:
-    """bots add/version/disable/enable/rotate-token, match create and admin rotate-token
-    work on the database and on the server, with the admin token over the network."""
+    """bots add/version/disable/enable/rotate-token, match create (seat 1 a person's: the
+    match log's ``humans`` says so) and admin rotate-token work on the database and on the
+    server, with the admin token over the network."""
     server, admin = played
     for where, name in (("--db", "local"), ("--server", "remote")):
         target = [where, server.db if where == "--db" else server.address]
@@ -149,14 +151,16 @@ def test_changes_work_local_and_remote(capsys: pytest.CaptureFixture[str],
         new = run(capsys, "bots", "rotate-token", name, *target)[1].splitlines()[-1]
         assert new.startswith("bot_") and new != old
         status, out, err = run(capsys, "match", "create", "--game", "no_thanks", "--seats", "3",
-                               "--house", "2=threshold", "--deadline-ms", "500", *target)
+                               "--house", "2=threshold", "--human", "1", "--deadline-ms",
+                               "500", *target)
         assert status == 0, err
         lines = out.splitlines()
         assert lines[0].startswith("match ") and lines[3] == "seat 2 house:threshold"
-        assert lines[1].startswith("seat 0 token br_")
+        assert lines[1].startswith("seat 0 token br_") and " play: " in lines[2]
         status, out, _ = run(capsys, "matches", "--status", "created", "--json", where,
                              target[1])
-        assert lines[0].split()[1] in {row["match_id"] for row in json.loads(out)}
+        created = {row["match_id"]: row for row in json.loads(out)}
+        assert created[lines[0].split()[1]]["humans"] == [1]
     listed = json.loads(run(capsys, "bots", "list", "--json", "--server", server.address)[1])
     mine = {row["name"]: row for row in listed if row["owner"] == "team 7"}
     assert set(mine) == {"local", "remote"} and all(r["version"] == 2 for r in mine.values())
