@@ -71,7 +71,8 @@ def over_workers(context: Any, play_range: Callable[[Any], T], ranges: Sequence[
             workers_by_conn[mine] = process
         yield from _deal(workers_by_conn, ranges)
         for conn in workers_by_conn:
-            conn.send_bytes(_STOP)
+            with contextlib.suppress(OSError):  # a worker already gone needs no stop
+                conn.send_bytes(_STOP)
         for process in workers_by_conn.values():
             process.join()
     finally:
