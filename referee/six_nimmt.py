@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import random
-from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, NoReturn, cast
 
@@ -56,7 +55,7 @@ from referee.six_nimmt_values import (
 
 _ROW_INDEXES: Final = ROW_INDEXES
 _ALONE: Final = ALONE
-_bullheads_of: Final = BULLHEADS.__getitem__
+_BULLHEADS: Final = BULLHEADS
 _PLAY_CARD: Final = DecisionKind.PLAY_CARD
 _CHOOSE_ROW: Final = DecisionKind.CHOOSE_ROW
 _new: Final = tuple.__new__
@@ -65,7 +64,6 @@ _OBSERVATION: Final = Observation
 _DECISION: Final = Decision
 _CARDS_REVEALED: Final = CardsRevealed
 _TRICK_RESOLVED: Final = TrickResolved
-_bisect_left: Final = bisect_left
 """Final aliases of the names the hot path uses: the mypyc build reads them as constants
 instead of looking each up in the module's dict on every use."""
 
@@ -215,7 +213,11 @@ class SixNimmtState(SixNimmtRounds):
         ends, row_at = self._ends, self._row_at
         takes: list[tuple[Seat, tuple[int, ...]]] | None = None
         for card in order:
-            i = _bisect_left(ends, card) - 1
+            i = -1  # the closest lower end: four rows, so a scan beats a call to bisect
+            for end in ends:
+                if end > card:
+                    break
+                i += 1
             if i >= 0:
                 ends[i] = card
                 r = row_at[i]
@@ -245,7 +247,10 @@ class SixNimmtState(SixNimmtRounds):
             for seat, cards in takes:
                 taken[seat] = cards
                 piles[seat] += cards
-                penalties[seat] += sum(map(_bullheads_of, cards))
+                cost = 0
+                for card in cards:
+                    cost += _BULLHEADS[card]
+                penalties[seat] += cost
             taken_t = tuple(taken)
             self.piles, self.penalties = tuple(piles), tuple(penalties)
         trick = self.trick
