@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import referee.six_nimmt
 from benchmarks.bare_loop import bare_game
-from client_sdk.arena import ArenaConfig, play_one, run
+from client_sdk.arena import ArenaConfig, play_one, resolved, run
 
 
 def rate(play: object, games: int) -> float:
@@ -51,7 +51,7 @@ def main() -> None:
              else "mypyc-compiled"))
     print(f"{'seats':>5} {'engine games/s':>15} {'bare loop games/s':>18} {'ratio':>6}")
     for seats in (4, 5):
-        config = ArenaConfig("six_nimmt", ("random",) * seats, args.games, seed=seats)
+        config = resolved(ArenaConfig("six_nimmt", ("random",) * seats, args.games, seed=seats))
         best_engine = best_bare = 0.0
         for _ in range(args.repeats):
             best_engine = max(best_engine, rate(lambda i, c=config: play_one(c, i), args.games))

@@ -12,7 +12,7 @@ import multiprocessing
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
@@ -20,7 +20,7 @@ from client_sdk.bot import Bot
 from client_sdk.cli import BotFailedError, UsageError
 from client_sdk.house import UnknownBotError
 from client_sdk.worker_pool import over_workers
-from referee.core import ActionError, derive_seed
+from referee.core import ActionError, derive_seed, derive_seeds
 from referee.registry import GameState, get_game
 from referee.replay import answer_event, build_replay, dumps
 
@@ -130,13 +130,19 @@ _makers: dict[tuple[str, str], Callable[[int], Bot]] = {}
 """Bot makers already resolved, by (name, game): the arena makes four or five a game."""
 
 
+def resolved(config: ArenaConfig) -> ArenaConfig:
+    """``config`` naming its game by versioned id (``six_nimmt/1``): a run looks the newest
+    version of a bare id up once, not once a game."""
+    return replace(config, game=get_game(config.game).versioned_id)
+
+
 def play_one(config: ArenaConfig, index: int) -> GameOutcome:
     """Play game ``index`` of ``config`` and return its outcome (writing its replay if asked)."""
     spec = get_game(config.game)
     names = seating(config.bots, index)
-    players = [make_bot(name, spec.id, derive_seed(config.seed, "bot", index, seat))
-               for seat, name in enumerate(names)]
-    return play_seated(spec.id, names, players, config.settings,
+    seeds = derive_seeds(config.seed, len(names), "bots", index)
+    players = [make_bot(name, spec.id, seed) for name, seed in zip(names, seeds, strict=True)]
+    return play_seated(spec.versioned_id, names, players, config.settings,
                        derive_seed(config.seed, "game", index), index,
                        config.replays, f"arena-{config.seed}-{index:06d}")
 
@@ -183,9 +189,9 @@ def _play_range(args: tuple[ArenaConfig, int, int]) -> list[GameOutcome]:
 def run(config: ArenaConfig, workers: int = 1,
         progress: Callable[[int, int], None] | None = None) -> list[GameOutcome]:
     """Play every game of ``config``, over ``workers`` processes; outcomes in game order."""
-    spec = get_game(config.game)
+    config = resolved(config)
     for name in config.bots:
-        make_bot(name, spec.id)
+        make_bot(name, get_game(config.game).id)
     ranges = [(config, start, stop) for start, stop in game_ranges(config.games, workers)]
     return run_ranges(_play_range, ranges, config.games, workers, progress)
 

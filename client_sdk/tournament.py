@@ -127,11 +127,11 @@ def bot_maker(spec: str, game: str) -> Callable[[int], Bot]:
     except ValueError as exc:
         raise TournamentError(str(exc)) from None
     if spec in HOUSE_BOTS:
-        def make(seed: int) -> Bot:
-            return factory(game, seed)
+        make: Callable[[int], Bot] = HOUSE_BOTS[spec]  # the class itself: no call in between
     else:
-        def make(seed: int) -> Bot:
+        def guarded(seed: int) -> Bot:
             return _Guarded(spec, factory(game, seed))
+        make = guarded
     _factories[key] = make
     return make
 

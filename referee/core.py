@@ -10,9 +10,10 @@ from __future__ import annotations
 import enum
 import hashlib
 import struct
+import types
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol, TypeAlias, TypeVar
+from typing import Any, Final, NamedTuple, Protocol, TypeAlias, TypeVar
 
 T = TypeVar("T")
 
@@ -81,6 +82,13 @@ def derive_seed(seed: int, *parts: object) -> int:
     return int.from_bytes(hashlib.blake2b(_path(seed, parts), digest_size=8).digest(), "big")
 
 
+def derive_seeds(seed: int, count: int, *parts: object) -> list[int]:
+    """Derive ``count`` independent 64-bit seeds from a root seed and a path, all from one
+    hash (SHAKE-256 over the path, 8 bytes a seed, little-endian): one per seat of a game."""
+    stream = hashlib.shake_256(_path(seed, parts)).digest(8 * count)
+    return list(struct.unpack(f"<{count}Q", stream))
+
+
 def seeded_sample(population: Sequence[T], k: int, seed: int, *parts: object) -> list[T]:
     """Return ``k`` distinct items of ``population``, in an order fixed by the seed and path.
 
@@ -95,15 +103,49 @@ def seeded_sample(population: Sequence[T], k: int, seed: int, *parts: object) ->
     size = len(deck)
     if not 0 <= k <= size:
         raise ValueError(f"cannot draw {k!r} items from a population of {size}")
-    draws = struct.unpack(f"<{k}Q", hashlib.shake_256(_path(seed, parts)).digest(8 * k))
+    stream = hashlib.shake_256(_path(seed, parts)).digest(8 * k)
+    if _COMPILED:
+        return pick_by_bytes(deck, stream)
+    return pick_by_words(deck, stream)
+
+
+def pick_by_words(deck: list[T], stream: bytes) -> list[T]:
+    """``seeded_sample``'s shuffle of ``deck`` (a fresh list, consumed) by the 64-bit draws
+    of ``stream``: each draw a whole word, ``bits * m >> 64`` one bignum product (the
+    interpreter's fastest way)."""
     picked = []
-    left = size
-    for bits in draws:
+    left = len(deck)
+    for bits in struct.unpack(f"<{len(stream) // 8}Q", stream):
         j: int = bits * left >> 64
         picked.append(deck[j])
         left -= 1
         deck[j] = deck[left]
     return picked
+
+
+def pick_by_bytes(deck: list[T], stream: bytes) -> list[T]:
+    """The same picks as ``pick_by_words``, a draw's ``bits * m >> 64`` taken one byte at a
+    time, lowest first (``t = (byte * m + t) >> 8``, exact): machine integers throughout,
+    the compiled module's fastest way, where the 128-bit product would be a bignum."""
+    picked = []
+    left = len(deck)
+    for i in range(0, len(stream), 8):
+        t = stream[i] * left >> 8
+        t = (stream[i + 1] * left + t) >> 8
+        t = (stream[i + 2] * left + t) >> 8
+        t = (stream[i + 3] * left + t) >> 8
+        t = (stream[i + 4] * left + t) >> 8
+        t = (stream[i + 5] * left + t) >> 8
+        t = (stream[i + 6] * left + t) >> 8
+        j = (stream[i + 7] * left + t) >> 8
+        picked.append(deck[j])
+        left -= 1
+        deck[j] = deck[left]
+    return picked
+
+
+_COMPILED: Final = not isinstance(pick_by_bytes, types.FunctionType)
+"""True in the mypyc-compiled module (its functions are built-in ones)."""
 
 
 def competition_ranks(totals: Sequence[int]) -> tuple[int, ...]:

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from referee import core
 from referee.core import competition_ranks, seeded_sample
 from referee.six_nimmt import SixNimmtState
 
@@ -97,3 +98,13 @@ def test_deal_is_the_seeded_sample_of_seed_and_round() -> None:
 def test_competition_ranks(totals: tuple[int, ...], ranks: tuple[int, ...]) -> None:
     """Lower totals rank better; equal totals share a place and the next place is skipped."""
     assert competition_ranks(totals) == ranks
+
+
+@given(stream=st.binary(min_size=8, max_size=8 * 60).filter(lambda b: len(b) % 8 == 0),
+       extra=st.integers(0, 2**20))
+def test_both_ways_of_picking_agree(stream: bytes, extra: int) -> None:
+    """The compiled module picks a byte at a time, the interpreter a 64-bit word at a time:
+    the same picks from the same stream, for small decks and large ones."""
+    size = len(stream) // 8 + extra
+    assert core.pick_by_bytes(list(range(size)), stream) == \
+        core.pick_by_words(list(range(size)), stream)
