@@ -1,7 +1,10 @@
 """Full 6 nimmt! games per second through the arena's path, beside a bare list-based loop.
 
-Run: python benchmarks/engine.py [--games N] [--repeats R] [--worker-games M]
-Both are measured in the same run, alternating, on one core; the ratio is the figure.
+Run: python benchmarks/engine.py [--games N] [--repeats R] [--chunk C] [--worker-games M]
+Both are measured in the same run on one core, alternating every ``--chunk`` games over the
+same game numbers, so a slow spell of a shared machine falls on both sides of one comparison;
+the figure is the ratio of their total CPU times, with the quartiles of the per-chunk ratios
+beside it to show the noise (games/s are each side's best chunk).
 Then the arena's ``--workers 2`` scaling: games per wall-clock second of ``arena.run`` with
 2 worker processes over 1 (4 seats, M games, alternating, best of the repeats; the 2-worker
 time includes starting the workers), the CPU each run spends (and of it the arena's own
@@ -17,8 +20,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -28,13 +34,12 @@ from benchmarks.bare_loop import bare_game
 from client_sdk.arena import ArenaConfig, play_one, resolved, run
 
 
-def rate(play: object, games: int) -> float:
-    """Games per CPU-second of ``play(i)`` for i in range(games)."""
-    assert callable(play)
+def cpu_seconds(play: Callable[[int], object], indexes: range) -> float:
+    """This thread's CPU seconds to run ``play(i)`` for each i of ``indexes``."""
     start = time.thread_time()
-    for i in range(games):
+    for i in indexes:
         play(i)
-    return games / (time.thread_time() - start)
+    return time.thread_time() - start
 
 
 def main() -> None:
@@ -42,22 +47,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--chunk", type=int, default=100)
     parser.add_argument("--worker-games", type=int, default=8000)
     args = parser.parse_args()
     print(f"$ python benchmarks/engine.py --games {args.games} --repeats {args.repeats} "
-          f"--worker-games {args.worker_games}")
-    print("games per CPU-second of one thread, best of the repeats; referee modules: "
+          f"--chunk {args.chunk} --worker-games {args.worker_games}")
+    print("games per CPU-second of one thread; referee modules: "
           + ("pure Python" if str(referee.six_nimmt.__file__).endswith(".py")
              else "mypyc-compiled"))
-    print(f"{'seats':>5} {'engine games/s':>15} {'bare loop games/s':>18} {'ratio':>6}")
+    print(f"{'seats':>5} {'engine games/s':>15} {'bare loop games/s':>18} {'ratio':>6}  "
+          f"chunk ratios' quartiles")
     for seats in (4, 5):
         config = resolved(ArenaConfig("six_nimmt", ("random",) * seats, args.games, seed=seats))
-        best_engine = best_bare = 0.0
+        engine, bare, ratios = [], [], []
         for _ in range(args.repeats):
-            best_engine = max(best_engine, rate(lambda i, c=config: play_one(c, i), args.games))
-            best_bare = max(best_bare, rate(lambda i, s=seats: bare_game(s, i), args.games))
-        print(f"{seats:>5} {best_engine:>15.0f} {best_bare:>18.0f} "
-              f"{best_engine / best_bare:>6.2f}")
+            for first in range(0, args.games, args.chunk):
+                indexes = range(first, min(first + args.chunk, args.games))
+                engine.append(cpu_seconds(partial(play_one, config), indexes))
+                bare.append(cpu_seconds(partial(bare_game, seats), indexes))
+                ratios.append(bare[-1] / engine[-1])
+        low, _, high = statistics.quantiles(ratios, n=4)
+        print(f"{seats:>5} {args.chunk / min(engine):>15.0f} {args.chunk / min(bare):>18.0f} "
+              f"{sum(bare) / sum(engine):>6.2f}  {low:.2f}-{high:.2f} of {len(ratios)}")
     scaling(args.worker_games, args.repeats)
 
 
