@@ -99,7 +99,8 @@ def _summary_row(s: MatchSummary) -> Row:
     return {"match_id": s.match_id, "game": s.game, "status": s.status,
             "created_at": iso(ms(s.created_at)), "finished_at": iso(ms(s.finished_at)),
             "seats": list(s.seat_names),
-            "totals": None if s.totals is None else list(s.totals), "humans": list(s.humans)}
+            "totals": None if s.totals is None else list(s.totals), "rated": s.rated,
+            "humans": list(s.humans)}
 
 
 class LocalLadder:
@@ -257,7 +258,7 @@ class RemoteLadder:
                  "created_at": iso(m.created_ms), "finished_at": iso(m.finished_ms),
                  "seats": list(m.seats),
                  "totals": list(m.totals) if m.status in ("finished", "aborted") and m.totals
-                 else None, "humans": list(m.humans)}
+                 else None, "rated": m.rated, "humans": list(m.humans)}
                 for m in reply.matches]
 
     def matches(self, *, bot: str | None, since: datetime | None, until: datetime | None,

@@ -113,6 +113,7 @@ def test_reads_agree_local_and_remote(capsys: pytest.CaptureFixture[str],
     assert rows == json.loads(remote) and len(rows) == 2
     assert all(row["status"] == "finished" and len(row["totals"]) == 4 for row in rows)
     assert [row["humans"] for row in rows] == [[], []]  # bots in every seat
+    assert [row["rated"] for row in rows] == [False, True]  # newest first: created, ladder
     for filters in (["--bot", "house-greedy"], ["--status", "running"], ["--since", "1h"],
                     ["--until", "1h"], ["--game", "no_thanks"], ["--limit", "1"]):
         local, remote = both(capsys, server, admin, "matches", *filters)
@@ -161,6 +162,7 @@ def test_changes_work_local_and_remote(capsys: pytest.CaptureFixture[str],
                              target[1])
         created = {row["match_id"]: row for row in json.loads(out)}
         assert created[lines[0].split()[1]]["humans"] == [1]
+        assert created[lines[0].split()[1]]["rated"] is False  # seat tokens: never rated
     listed = json.loads(run(capsys, "bots", "list", "--json", "--server", server.address)[1])
     mine = {row["name"]: row for row in listed if row["owner"] == "team 7"}
     assert set(mine) == {"local", "remote"} and all(r["version"] == 2 for r in mine.values())
