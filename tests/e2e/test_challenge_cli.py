@@ -14,6 +14,7 @@ import grpc
 import pytest
 
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from server import cli as server_cli
 from server.store import Store
 from tests.e2e.challenge_rig import (  # the ladder fixture: tests/e2e/conftest.py
     FAST,
@@ -96,9 +97,19 @@ def test_bullring_challenge_over_the_server(
     assert not any(m.rated for m in store.matches()) and store.leaderboard("six_nimmt") == []
 
 
-def test_bullring_challenge_on_the_database(tmp_path: Path) -> None:
+def test_bullring_challenge_on_the_database(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """``bullring challenge`` with --db does the same on the database: a challenge made,
-    listed, declined and shown declined (exit 1); a read never creates a database."""
+    listed, declined and shown declined (exit 1); a read never creates a database. The
+    command runs in this process (ten starts of the CLI, each opening the database, took
+    half a minute on a loaded machine; the test over the server runs the real command)."""
+    monkeypatch.delenv("BULLRING_TOKEN", raising=False)
+
+    def bullring(*args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
+        status = server_cli.main([*args, *(["--token", token] if token is not None else [])])
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(args, status, out.out, out.err)
+
     db = db_url(tmp_path)
     tokens = {name: Store(db).add_bot(name) for name in ("ann", "cy")}
     made = bullring("challenge", "create", "--game", "six_nimmt", "--against", "cy,house:greedy",
