@@ -84,6 +84,7 @@ def test_reconnects_into_the_same_seat(caplog: pytest.LogCaptureFixture) -> None
     joins: list[pb.PlayRequest] = []
     answers: list[pb.PlayRequest] = []
     after_end: list[list[pb.PlayRequest]] = []
+    read_to_the_end = asyncio.Event()
     seen: list[str] = []
 
     async def script(connection: int, context: Any) -> None:
@@ -100,12 +101,16 @@ def test_reconnects_into_the_same_seat(caplog: pytest.LogCaptureFixture) -> None
             decision_id="d0", reason=pb.REJECT_REASON_NOT_PENDING, message="d0 is over")))
         await context.write(pb.PlayResponse(match_ended=ENDED))
         after_end.append(await read_rest(context))
+        read_to_the_end.set()
 
     async def main() -> pb.MatchEnded:
         async with FakeReferee(script) as referee:
             ended = await runner.play(
                 referee.address, TOKEN, "tests.integration.test_runner:Recorder", seed=3,
                 client="test-client", on_message=lambda m: seen.append(m.WhichOneof("body")))
+            # The referee reads the stream to its end before it stops (stopping first would
+            # cut its read short and record nothing).
+            await asyncio.wait_for(read_to_the_end.wait(), 10)
             assert referee.connections == 2
             assert referee.tokens == [f"Bearer {TOKEN}"] * 2
             return ended
@@ -200,6 +205,7 @@ def test_a_missed_deadline_sends_nothing(caplog: pytest.LogCaptureFixture) -> No
     RELEASE_SLOW.clear()
     request, _ = decision("d1", time_left_ms=80)
     received: list[list[pb.PlayRequest]] = []
+    read_to_the_end = asyncio.Event()
 
     async def script(connection: int, context: Any) -> None:
         await context.read()
@@ -207,11 +213,14 @@ def test_a_missed_deadline_sends_nothing(caplog: pytest.LogCaptureFixture) -> No
         await context.write(request)
         await context.write(pb.PlayResponse(match_ended=ENDED))
         received.append(await read_rest(context))
+        read_to_the_end.set()
 
     async def main() -> pb.MatchEnded:
         async with FakeReferee(script) as referee:
-            return await runner.play(referee.address, TOKEN, "tests.integration.test_runner:Slow",
-                                     margin_ms=50)
+            ended = await runner.play(referee.address, TOKEN,
+                                      "tests.integration.test_runner:Slow", margin_ms=50)
+            await asyncio.wait_for(read_to_the_end.wait(), 10)  # as above
+            return ended
 
     try:
         assert asyncio.run(main()) == ENDED
