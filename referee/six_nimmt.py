@@ -55,7 +55,6 @@ from referee.six_nimmt_values import (
 
 _ROW_INDEXES: Final = ROW_INDEXES
 _ALONE: Final = ALONE
-_BULLHEADS: Final = BULLHEADS
 _PLAY_CARD: Final = DecisionKind.PLAY_CARD
 _CHOOSE_ROW: Final = DecisionKind.CHOOSE_ROW
 _new: Final = tuple.__new__
@@ -247,10 +246,7 @@ class SixNimmtState(SixNimmtRounds):
             for seat, cards in takes:
                 taken[seat] = cards
                 piles[seat] += cards
-                cost = 0
-                for card in cards:
-                    cost += _BULLHEADS[card]
-                penalties[seat] += cost
+                penalties[seat] += row_cost(cards)
             taken_t = tuple(taken)
             self.piles, self.penalties = tuple(piles), tuple(penalties)
         trick = self.trick
