@@ -27,7 +27,7 @@ from referee.core import (
     SettingsError,
     derive_seed,
 )
-from referee.six_nimmt_rounds import STATE_FIELDS, SixNimmtRounds
+from referee.six_nimmt_rounds import CHOOSE_ROW_ASKS, STATE_FIELDS, SixNimmtRounds
 from referee.six_nimmt_values import (
     ALONE,
     BULLHEADS,
@@ -171,7 +171,7 @@ class SixNimmtState(SixNimmtRounds):
             self.trick_plays = plays
             self._order = order
             self._kind = _CHOOSE_ROW
-            self.pending = {seat: self._choose_row[seat]}
+            self.pending = {seat: CHOOSE_ROW_ASKS[seat]}
             return events
         return self._resolve(plays, order, None, events)
 

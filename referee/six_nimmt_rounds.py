@@ -51,11 +51,11 @@ _ROUND_STARTED: Final = RoundStarted
 _ROUND_ENDED: Final = RoundEnded
 """Final aliases of the names the hot path uses: the mypyc build reads them as constants
 instead of looking each up in the module's dict on every use."""
-_CHOOSE_ROW_ASKS: Final = tuple(Decision(s, DecisionKind.CHOOSE_ROW, ROW_INDEXES)
+CHOOSE_ROW_ASKS: Final = tuple(Decision(s, DecisionKind.CHOOSE_ROW, ROW_INDEXES)
                                 for s in range(MAX_SEATS))
 """Each seat's row-choice decision, by seat: the same for every match."""
 
-STATE_FIELDS = ("_asks", "_choose_row", "_draft_order", "_ends", "_fixed_rounds", "_kind",
+STATE_FIELDS = ("_asks", "_draft_order", "_ends", "_fixed_rounds", "_kind",
                  "_more_than", "_nothing_taken", "_order", "_row_at", "_seat_order",
                  "_seat_range", "_threshold", "_tricks", "hands", "opening", "over",
                  "penalties", "pending", "piles", "pool", "professional", "revealed", "round",
@@ -106,8 +106,6 @@ class SixNimmtRounds:
         self._seat_range = range(seats)
         self._seat_order = tuple(self._seat_range)
         self._nothing_taken: tuple[tuple[int, ...], ...] = ((),) * seats
-        self._choose_row = _CHOOSE_ROW_ASKS
-        """Each seat's row-choice decision, by seat (it never changes)."""
         self._ends: list[int] = []
         """Row ends, ascending."""
         self._row_at: list[int] = []
