@@ -137,7 +137,7 @@ def test_streams_without_join_are_bounded_per_connection_and_time_out(
     ``--max-streams`` are open at once (the rest are refused), each is ended for want of a
     Join within the header timeout, and the server's memory is back near where it was."""
     server = ServerProcess(db_url(tmp_path), ["--max-streams", "100",
-                                              "--header-timeout", "1"]).start()
+                                              "--header-timeout", "0.4"]).start()
     try:
         match = server.create_match("six_nimmt", 2, "--house", "1=random")
         assert server.proc is not None

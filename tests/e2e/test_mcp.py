@@ -135,7 +135,7 @@ def _dealt_hands(replay: dict[str, Any]) -> list[list[int]]:
     return found
 
 
-LATE_DECISIONS = 5
+LATE_DECISIONS = 3
 """How many decisions the slow agent answers late."""
 
 
