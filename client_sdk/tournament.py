@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import random
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -143,7 +144,11 @@ class _Guarded(Bot):
     def __init__(self, spec: str, inner: Bot) -> None:
         self.spec = spec
         self.inner = inner
-        self.rng = inner.rng
+
+    @property
+    def rng(self) -> random.Random:
+        """The inner bot's own stream (made when first read, as every bot's is)."""
+        return self.inner.rng
 
     def decide(self, observation: Any) -> Action:
         """The inner bot's answer."""

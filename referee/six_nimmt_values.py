@@ -39,8 +39,10 @@ BULLHEADS: Final[tuple[int, ...]] = (0, *(bullheads(c) for c in range(1, HIGHEST
 ROW_INDEXES: Final[tuple[int, ...]] = tuple(range(ROW_COUNT))
 """Every row's index, in order."""
 
-ALONE: Final[tuple[tuple[int], ...]] = tuple((card,) for card in range(HIGHEST_CARD + 1))
-"""``(card,)`` for every card: a row's new last card without building a tuple each time."""
+ALONE: Final[tuple[tuple[int, ...], ...]] = tuple((card,) for card in range(HIGHEST_CARD + 1))
+"""``(card,)`` for every card: a row's new last card without building a tuple each time
+(typed ``tuple[int, ...]``: the compiled module would unbox a ``tuple[int]`` and build a
+new one at every use)."""
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("end_threshold", 66, "the game ends after a round in which a total reaches this",

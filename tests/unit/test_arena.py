@@ -177,6 +177,22 @@ def test_a_decision_only_bot_plays_the_same_games_without_observations() -> None
             assert fast.result() == slow.result()
 
 
+def test_a_bot_that_never_draws_makes_no_random_stream() -> None:
+    """``self.rng`` is made, seeded with the bot's seed, when first read: ``greedy`` never
+    draws, so its four arena games a second pay no seeding; a runner may still assign it."""
+    import random
+
+    from client_sdk.house.greedy import GreedyBot
+
+    bots = [GreedyBot(seed) for seed in range(4)]
+    arena.play_game(get_game("six_nimmt").new_state(4, {}, 1), bots)
+    assert all("rng" not in vars(bot) for bot in bots)
+    assert bots[3].rng.random() == random.Random(3).random()
+    stream = random.Random(9)
+    bots[0].rng = stream
+    assert bots[0].rng is stream
+
+
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_forked_and_spawned_workers_play_the_same_games(method: str,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
