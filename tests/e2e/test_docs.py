@@ -128,10 +128,10 @@ def test_readme_links_every_page_of_the_docs() -> None:
 
 
 def test_the_readme_reads_in_minutes() -> None:
-    """The README stays a short page for users (at most 120 lines): the details live in
-    docs/."""
+    """The README stays a short page for users (at most 130 lines, its performance table
+    included): the details live in docs/."""
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    assert len(lines) <= 120, f"README.md has {len(lines)} lines"
+    assert len(lines) <= 130, f"README.md has {len(lines)} lines"
 
 
 # -- the replay format page ------------------------------------------------------------------
