@@ -193,15 +193,19 @@ class LadderSessions:
                              f"({house} house bots of {size.minimum} needed)")
         return "; ".join(parts)
 
-    def leave(self, session: LadderSession) -> None:
-        """The stream of ``session`` ended: it no longer waits; a seat it holds goes on
-        without it until it reconnects."""
+    def leave(self, session: LadderSession, why: str = "stream closed") -> None:
+        """The stream of ``session`` ended (``why``, for the log): it no longer waits; a
+        seat it holds goes on without it until it reconnects."""
+        why = session.outbox.why_ended(why)
+        if session.open:  # a stream the server ended (replaced, revoked) is logged there
+            log.info("bot %s left the %s ladder: %s%s", session.bot, session.game, why,
+                     "; its seat plays on until it is back" if session.seat else "")
         session.open = False
         if self.sessions.get(session.bot) is session:
             del self.sessions[session.bot]
         if session.seat is not None:
             runner, seat, connection = session.seat
-            runner.detach(seat, connection, session.outbox.why_ended("stream closed"))
+            runner.detach(seat, connection, why)
             session.seat = None
         self.poke()  # the matchmaker tells the other servers it can seat this bot no more
 

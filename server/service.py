@@ -120,23 +120,28 @@ class BotService:
         outbox, route, leave = await self._connect(bot, join, context, "gRPC Play")
         problem: list[str] = []
         reader = asyncio.create_task(self._read(requests, route, outbox, problem))
+        why = "gRPC Play stream closed"
         try:
             async for item in _drain(outbox, join.accept_batches):
                 yield item
             if problem:
+                why = problem[0]
                 await abort_grpc(context, InvalidRequestError(problem[0]))
             await _closed_status(outbox, context)
+        except asyncio.CancelledError:
+            why = CANCELLED
+            raise
         finally:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
-            leave()
+            leave(why)
 
     async def _connect(self, bot: BotRow | None, join: pb.Join | pb.SubscribeRequest,
                        context: grpc.aio.ServicerContext[Any, Any], transport: str
-                       ) -> tuple[Outbox, Route, Callable[[], None]]:
+                       ) -> tuple[Outbox, Route, Callable[[str], None]]:
         """Connect a stream: to the ladder for a registered ``bot``, else to the seat of the
-        call's token. Returns its outbox, where its answers go, and what ends it."""
+        call's token. Returns its outbox, where its answers go, and what ends it (told why)."""
         via = f"{transport} from {context.peer()}"
         if bot is not None:
             ladder = self.ladder
@@ -145,11 +150,12 @@ class BotService:
             session = await answer_grpc(context, at_once(
                 ladder.join, bot, join.ladder, join.matches, list(join.games), via,
                 join.practice_only))
-            return session.outbox, self._ladder_route(bot.name), lambda: ladder.leave(session)
+            return (session.outbox, self._ladder_route(bot.name),
+                    lambda why: ladder.leave(session, why))
         runner, seat = await self._seat(context, list(join.games))
         outbox, connection = runner.attach(seat, via=via)
         return (outbox, lambda: (runner, seat),
-                lambda: runner.detach(seat, connection, outbox.why_ended("stream closed")))
+                lambda why: runner.detach(seat, connection, outbox.why_ended(why)))
 
     async def _read(self, requests: AsyncIterator[bytes], route: Route,
                     outbox: Outbox, problem: list[str]) -> None:
@@ -191,12 +197,16 @@ class BotService:
         request = await answer_grpc(context, at_once(read_request, pb.SubscribeRequest, raw))
         bot = await self._bot(context, fresh=True)
         outbox, _, leave = await self._connect(bot, request, context, "gRPC Subscribe")
+        why = "gRPC Subscribe stream closed"
         try:
             async for item in _drain(outbox, request.accept_batches):
                 yield outgoing.subscribed(item)
             await _closed_status(outbox, context)
+        except asyncio.CancelledError:
+            why = CANCELLED
+            raise
         finally:
-            leave()
+            leave(why)
 
     async def submit_answer(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
                             ) -> pb.SubmitAnswerResponse:
@@ -281,6 +291,10 @@ async def _drain(outbox: Outbox, batches: bool) -> AsyncIterator[bytes]:
                 return
         else:
             yield item
+
+
+CANCELLED = "the call was cancelled (the client cancelled it, or its connection was lost)"
+"""Why a stream ended when its call was cancelled under it, for the log."""
 
 
 def _retrieved(task: asyncio.Future[Any]) -> None:

@@ -68,6 +68,11 @@ class Lines:
                                          f"{''.join(self.lines[-15:])}")
                 self._changed.wait(left)
 
+    def finish(self, timeout: float = 10) -> None:
+        """Wait until the stream's end has been read (its process exited): ``text`` then
+        holds every line, not only those read so far."""
+        self._thread.join(timeout)
+
     def text(self) -> str:
         """Everything so far."""
         with self._changed:
@@ -94,7 +99,10 @@ class LadderServer(ServerProcess):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(timeout=30)
-        return self.log.text() if self.log else ""
+        if self.log is None:
+            return ""
+        self.log.finish()
+        return self.log.text()
 
     def add_bot(self, name: str) -> str:
         """Register a bot in this server's database (as ``bullring bots add`` does, without

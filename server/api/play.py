@@ -116,7 +116,7 @@ async def _connection(ctx: Context, caller: Player, ladder: str | None, matches:
         def join() -> tuple[Outbox, Callable[[str], None]]:
             session: LadderSession = hub_ladder.join(bot, ladder, matches, wanted, via,
                                                      practice_only)
-            return session.outbox, lambda _reason: hub_ladder.leave(session)
+            return session.outbox, lambda reason: hub_ladder.leave(session, reason)
 
         return _key(bot), join
     if ladder:

@@ -91,7 +91,8 @@ def test_a_locked_sqlite_file_delays_the_result_and_loses_nothing(
     every writer, and the server begins each transaction IMMEDIATE) from before the last card
     of a ladder match until the server has logged a retry of storing its result (or, with a
     1 s budget, has given up retrying): the result is then stored once, finished, with one
-    rating update per seat, the replay verifies, the ladder goes on, and no Traceback is
+    rating update per seat, the replay verifies, the ladder goes on, the tester's one stream
+    lasts until the test ends it (the server logs it leaving once), and no Traceback is
     logged."""
     db = db_url(tmp_path)
     budget = ["--db-retry", "1"] if outlasts_the_budget else []
@@ -135,6 +136,8 @@ def test_a_locked_sqlite_file_delays_the_result_and_loses_nothing(
     if outlasts_the_budget:
         assert "stored now that the database is back" in text
     assert "Traceback" not in text, text[-3000:]
+    left = [line for line in text.splitlines() if "bot tester left the six_nimmt ladder" in line]
+    assert len(left) == 1, left  # its stream lasted through the lock, ending as the test did
 
     store = Store(db)
     for match_id, _ in played:
