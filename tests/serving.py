@@ -33,9 +33,12 @@ class ServerProcess:
     """The HTTP API and web page's base URL, such as ``http://127.0.0.1:8123``."""
     files: int | None = None
     """The open-file limit to run it under (``ulimit -n``), if not the test's own."""
+    _log: str | None = field(default=None, repr=False)
+    """What it logged, once stopped."""
 
     def start(self) -> ServerProcess:
         """Start the server and wait for the line that says where it listens."""
+        self._log = None
         self.proc = subprocess.Popen(
             [*self._limited(), *CLI, "serve", "--port", "0", "--http-port", "0", "--db", self.db,
              *self.extra],
@@ -62,12 +65,13 @@ class ServerProcess:
         return [] if self.files is None else ["prlimit", f"--nofile={self.files}", "--"]
 
     def stop(self) -> str:
-        """SIGTERM the server, wait for it, return what it logged."""
+        """SIGTERM the server, wait for it, return what it logged (again if called again)."""
         assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        _, err = self.proc.communicate(timeout=30)
-        return err
+        if self._log is None:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
+            _, self._log = self.proc.communicate(timeout=30)
+        return self._log
 
     def kill(self) -> None:
         """kill -9 the server."""

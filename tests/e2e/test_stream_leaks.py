@@ -14,7 +14,7 @@ import pytest
 from client_sdk import wire
 from client_sdk.generated.bullring.v2 import referee_pb2 as pb
 from tests.seat_client import SeatClient
-from tests.serving import ServerProcess
+from tests.serving import Match, ServerProcess
 
 PUBLIC_EVENTS = {"CardsRevealed", "TrickResolved", "CardDrafted", "RoundStarted", "RoundEnded",
                  "GameEnded", "CardTurnedUp", "Passed", "Took", "HiddenRevealed"}
@@ -22,7 +22,7 @@ PUBLIC_EVENTS = {"CardsRevealed", "TrickResolved", "CardDrafted", "RoundStarted"
 
 async def record_match(server: ServerProcess, game: str, seats: int, *args: str,
                        batches: bool = False
-                       ) -> tuple[str, list[list[pb.PlayResponse]], list[pb.WatchResponse]]:
+                       ) -> tuple[Match, list[list[pb.PlayResponse]], list[pb.WatchResponse]]:
     """Play a match with random answers from test-driven seats, recording every message
     each seat (batches unpacked, if ``batches`` asks for them) and one spectator received."""
     match = server.create_match(game, seats, "--deadline-ms", "20000", *args)
@@ -53,7 +53,7 @@ async def record_match(server: ServerProcess, game: str, seats: int, *args: str,
         spectator = asyncio.create_task(spectate())
         await asyncio.gather(*(seat(c, random.Random(i)) for i, c in enumerate(clients)))
         await asyncio.wait_for(spectator, 30)
-    return match.match_id, [c.seen for c in clients], watched
+    return match, [c.seen for c in clients], watched
 
 
 def check_six_nimmt_seats(replay: dict[str, Any], seen: list[list[pb.PlayResponse]]) -> int:
@@ -130,21 +130,31 @@ def test_six_nimmt_streams_hold_no_other_hand_or_choice(server: ServerProcess,
                                                         batches: bool) -> None:
     """No request to a seat carries a card another seat still holds (its hand, or its choice
     before the reveal), whether messages come one by one or in batches; spectators get
-    only public events."""
-    match_id, seen, watched = asyncio.run(record_match(server, "six_nimmt", 3,
-                                                       batches=batches))
-    replay = json.loads(server.replay(match_id))
+    only public events; the server's log names no token or hand."""
+    match, seen, watched = asyncio.run(record_match(server, "six_nimmt", 3, batches=batches))
+    replay = json.loads(server.replay(match.match_id))
     assert check_six_nimmt_seats(replay, seen) > 30
     check_spectator(watched)
+    check_log(server.stop(), match, replay)
+
+
+def check_log(log: str, match: Match, replay: dict[str, Any]) -> None:
+    """Assert the server's log names the match's result but no seat's token or hand."""
+    assert f"match {match.match_id} normal: totals" in log
+    for token in match.tokens:
+        assert token and token not in log
+    for round_ in replay["rounds"]:
+        for hand in round_["hands"]:
+            assert hand and str(hand)[1:-1] not in log and str(sorted(hand))[1:-1] not in log
 
 
 def test_no_thanks_streams_hold_no_chips_hidden_or_removed_card(server: ServerProcess
                                                                 ) -> None:
     """A seat sees its own chips and hidden card only; nobody sees the removed cards before
     the end; spectators never see chips or hidden cards."""
-    match_id, seen, watched = asyncio.run(record_match(server, "no_thanks", 4, "--setting",
-                                                       "hidden_card=true"))
-    replay = json.loads(server.replay(match_id))
+    match, seen, watched = asyncio.run(record_match(server, "no_thanks", 4, "--setting",
+                                                    "hidden_card=true"))
+    replay = json.loads(server.replay(match.match_id))
     check_no_thanks_seats(replay, seen)
     for message in watched:
         if message.WhichOneof("body") == "event":
