@@ -135,23 +135,25 @@ def test_six_nimmt_streams_hold_no_other_hand_or_choice(server: ServerProcess,
     replay = json.loads(server.replay(match.match_id))
     assert check_six_nimmt_seats(replay, seen) > 30
     check_spectator(watched)
-    check_log(server.stop(), match, replay)
+    check_log(server.stop(), match, [hand for r in replay["rounds"] for hand in r["hands"]])
 
 
-def check_log(log: str, match: Match, replay: dict[str, Any]) -> None:
-    """Assert the server's log names the match's result but no seat's token or hand."""
+def check_log(log: str, match: Match, secrets: list[list[int]]) -> None:
+    """Assert the server's log names the match's result but no seat's token, nor any of
+    ``secrets`` (card lists the rules hide, such as a hand), in dealt or sorted order."""
     assert f"match {match.match_id} normal: totals" in log
     for token in match.tokens:
         assert token and token not in log
-    for round_ in replay["rounds"]:
-        for hand in round_["hands"]:
-            assert hand and str(hand)[1:-1] not in log and str(sorted(hand))[1:-1] not in log
+    for cards in secrets:
+        assert len(cards) > 1
+        assert str(cards)[1:-1] not in log and str(sorted(cards))[1:-1] not in log
 
 
 def test_no_thanks_streams_hold_no_chips_hidden_or_removed_card(server: ServerProcess
                                                                 ) -> None:
     """A seat sees its own chips and hidden card only; nobody sees the removed cards before
-    the end; spectators never see chips or hidden cards."""
+    the end; spectators never see chips or hidden cards; the server's log names no token,
+    removed cards, deck order or hidden cards."""
     match, seen, watched = asyncio.run(record_match(server, "no_thanks", 4, "--setting",
                                                     "hidden_card=true"))
     replay = json.loads(server.replay(match.match_id))
@@ -159,3 +161,5 @@ def test_no_thanks_streams_hold_no_chips_hidden_or_removed_card(server: ServerPr
     for message in watched:
         if message.WhichOneof("body") == "event":
             secret_free(wire.event_from_proto(message.event)._asdict())
+    check_log(server.stop(), match, [cards for r in replay["rounds"]
+                                     for cards in (r["removed"], r["deck"], r["hidden"])])
