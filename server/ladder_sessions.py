@@ -197,7 +197,7 @@ class LadderSessions:
         """The stream of ``session`` ended (``why``, for the log): it no longer waits; a
         seat it holds goes on without it until it reconnects."""
         why = session.outbox.why_ended(why)
-        if session.open:  # a stream the server ended (replaced, revoked) is logged there
+        if session.open:  # not if the server ended it (replaced, matches played, stopping)
             log.info("bot %s left the %s ladder: %s%s", session.bot, session.game, why,
                      "; its seat plays on until it is back" if session.seat else "")
         session.open = False
@@ -226,8 +226,7 @@ class LadderSessions:
         if session is None:
             return
         session.outbox.end(pb.Closed(reason=reason, message=message))
-        self.leave(session)
-        log.info("bot %s: its stream was ended: %s", name, message)
+        self.leave(session, message)
 
     def _close(self, session: LadderSession) -> None:
         session.open = False
