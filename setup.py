@@ -49,8 +49,8 @@ def _load(name: str, path: Path) -> Any:
 
 
 def generate() -> None:
-    """Compile ``proto/`` with grpcio-tools (``client_sdk/protogen.py``)."""
-    _load("protogen", ROOT / "client_sdk" / "protogen.py").generate()
+    """Compile ``proto/`` with grpcio-tools (``bullring/contract/protogen.py``)."""
+    _load("protogen", ROOT / "bullring" / "contract" / "protogen.py").generate()
 
 
 def accelerator() -> list[Any]:
@@ -64,7 +64,7 @@ def accelerator() -> list[Any]:
     try:
         # One shared library inside the package (a top-level one would be outside what an
         # editable install maps), built in build/ so the tree only gets the .so files.
-        return list(mypycify(list(COMPILED), opt_level="3", group_name="referee.compiled",
+        return list(mypycify(list(COMPILED), opt_level="3", group_name="bullring.referee.compiled",
                              target_dir=str(Path("build") / "mypyc")))
     except (Exception, SystemExit) as exc:  # a type error, an unsupported construct
         print(f"bullring: mypyc skipped ({exc}); the pure-Python modules are used",
@@ -106,5 +106,5 @@ class OptionalBuildExt(build_ext):
 generate()
 # A placeholder makes setuptools run build_ext (and tag the wheel for this platform);
 # OptionalBuildExt replaces it with the real extensions, or with none.
-setup(ext_modules=[Extension("referee.compiled__mypyc", sources=[])],
+setup(ext_modules=[Extension("bullring.referee.compiled__mypyc", sources=[])],
       cmdclass={"build_ext": OptionalBuildExt})

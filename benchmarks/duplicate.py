@@ -36,9 +36,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from client_sdk import tournament
-from client_sdk.standings import TableGame, mean_ci, per_round, standings
-from client_sdk.tournament import TournamentConfig
+from bullring.sdk import tournament
+from bullring.sdk.standings import TableGame, mean_ci, per_round, standings
+from bullring.sdk.tournament import TournamentConfig
 
 CLOSE_RELATIVE = Path(__file__).resolve().parent.parent / "tests" / "bots" / "greedy_variants.py"
 """Where ``ShortestRow`` lives: greedy's cards, another row choice."""

@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import referee.six_nimmt
+import bullring.referee.six_nimmt
 from benchmarks.bare_loop import bare_game
-from client_sdk.arena import ArenaConfig, play_one, resolved, run
+from bullring.sdk.arena import ArenaConfig, play_one, resolved, run
 
 
 def cpu_seconds(play: Callable[[int], object], indexes: range) -> float:
@@ -53,7 +53,7 @@ def main() -> None:
     print(f"$ python benchmarks/engine.py --games {args.games} --repeats {args.repeats} "
           f"--chunk {args.chunk} --worker-games {args.worker_games}")
     print("games per CPU-second of one thread; referee modules: "
-          + ("pure Python" if str(referee.six_nimmt.__file__).endswith(".py")
+          + ("pure Python" if str(bullring.referee.six_nimmt.__file__).endswith(".py")
              else "mypyc-compiled"))
     print(f"{'seats':>5} {'engine games/s':>15} {'bare loop games/s':>18} {'ratio':>6}  "
           f"chunk ratios' quartiles")

@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import start  # noqa: E402
-from client_sdk import arena  # noqa: E402
-from server.store import Store  # noqa: E402
+from bullring.sdk import arena  # noqa: E402
+from bullring.server.store import Store  # noqa: E402
 
-CLI = [sys.executable, "-m", "server.cli"]
+CLI = [sys.executable, "-m", "bullring.server.cli"]
 PG = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=3"
 HOUSE = "greedy," + ",".join(["random"] * 7)
 

@@ -32,10 +32,10 @@ sys.path.insert(0, str(ROOT))
 import grpc  # noqa: E402
 
 from benchmarks.common import SERVER_LOG, cpu_seconds, percentile, rss_bytes, start  # noqa: E402
-from client_sdk import wire  # noqa: E402
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb  # noqa: E402
-from referee.six_nimmt import new_state  # noqa: E402
-from server.store import Store  # noqa: E402
+from bullring.contract import wire  # noqa: E402
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb  # noqa: E402
+from bullring.referee.six_nimmt import new_state  # noqa: E402
+from bullring.server.store import Store  # noqa: E402
 
 MB = 1024 * 1024
 
@@ -117,7 +117,8 @@ def main() -> int:
         names = [f"bot{seat}" for seat in range(args.seats)]
         matches = [store.create_match("six_nimmt", settings, i, names, {})
                    for i in range(args.matches)]
-        server, address = start([sys.executable, "-m", "server.cli", "serve", "--port", "0",
+        server, address = start([sys.executable, "-m", "bullring.server.cli", "serve", "--port",
+        "0",
                                  "--http-port", "-1", "--db", db])
         try:
             time.sleep(1.0)  # let start-up allocations settle

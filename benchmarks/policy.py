@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from client_sdk import arena
-from client_sdk.examples import linear_policy
+from bullring.sdk import arena
+from bullring.sdk.examples import linear_policy
 
 
 def main() -> None:
@@ -38,7 +38,7 @@ def main() -> None:
         linear_policy.save(weights, out, wall, 0)
         print(f"training: {wall:.1f} s wall-clock, {cpu:.1f} s CPU (one process)")
         os.environ["BULLRING_POLICY"] = str(out)
-        spec = "client_sdk.examples.linear_policy:LinearPolicy"
+        spec = "bullring.sdk.examples.linear_policy:LinearPolicy"
         config = arena.ArenaConfig("six_nimmt", (spec, "random"), args.games, seed=1)
         table = arena.standings(arena.run(config))
     print(f"arena, {args.games} games at 2 seats, seed 1:")

@@ -38,10 +38,10 @@ sys.path.insert(0, str(ROOT))
 import grpc  # noqa: E402
 
 from benchmarks.common import cpu_seconds, percentile, start  # noqa: E402
-from client_sdk import wire  # noqa: E402
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb  # noqa: E402
-from referee.six_nimmt import new_state  # noqa: E402
-from server.store import Store, UnknownMatchError  # noqa: E402
+from bullring.contract import wire  # noqa: E402
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb  # noqa: E402
+from bullring.referee.six_nimmt import new_state  # noqa: E402
+from bullring.server.store import Store, UnknownMatchError  # noqa: E402
 
 ECHO = "/bench.Echo/Ping"
 SPAWN_S = 2.0
@@ -247,7 +247,7 @@ def referee_run(store: Store, db: str, bots: int, args: argparse.Namespace
     speed, with defaults at once, and would load the next run); return the figures and the
     timeouts the stored logs charge to the bots while they played (each answered at once, so
     any is the server's fault)."""
-    cli = [sys.executable, "-m", "server.cli"]
+    cli = [sys.executable, "-m", "bullring.server.cli"]
     referee, address = start([*cli, "serve", "--port", "0", "--http-port", "-1", "--db", db])
     try:
         settings = new_state(2, {"end_threshold": 10_000}).settings

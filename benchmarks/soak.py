@@ -23,7 +23,8 @@ At the end the server gets SIGTERM and the script checks, printing a summary:
    reading it (grpc/grpc#36066, ``wire.lost_to_own_write``). The same call is then asked
    again with grpc's sync client, and the status the server sends it is what is judged
    (and counted, as "INTERNAL lost to the client's write ..., server sent CODE");
-3. ratings recomputed from the stored matches (their ranks through ``server.ratings`` in
+3. ratings recomputed from the stored matches (their ranks through
+``bullring.server.ratings`` in
    match order from the initial rating, widened at each new bot version) equal the stored
    ratings within 1e-9.
 The exit status is 0 only when every check holds.
@@ -51,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.soak_chaos import Chaos, Garbage  # noqa: E402
 from benchmarks.soak_checks import TOLERANCE, check  # noqa: E402
 from benchmarks.soak_processes import HOUSE, LAST_S, Bot, Server, utc_now  # noqa: E402
-from server.store import Store  # noqa: E402
+from bullring.server.store import Store  # noqa: E402
 
 PG = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=3"
 BOTS: dict[str, tuple[str, str]] = {

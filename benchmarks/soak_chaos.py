@@ -19,9 +19,9 @@ sys.path.insert(0, str(ROOT))
 import grpc  # noqa: E402
 
 from benchmarks.soak_processes import Bot, Server  # noqa: E402
-from client_sdk import wire  # noqa: E402
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb  # noqa: E402
-from server.store import Store  # noqa: E402
+from bullring.contract import wire  # noqa: E402
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb  # noqa: E402
+from bullring.server.store import Store  # noqa: E402
 
 BAD_CODES = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
 """Status codes that would mean the server failed on garbage."""

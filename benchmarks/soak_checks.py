@@ -17,11 +17,11 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.soak_chaos import Garbage  # noqa: E402
 from benchmarks.soak_processes import Bot  # noqa: E402
-from referee.core import RefereeError  # noqa: E402
-from referee.replay import verify  # noqa: E402
-from server import ratings  # noqa: E402
-from server.ratings import Skill  # noqa: E402
-from server.store import Store  # noqa: E402
+from bullring.referee.core import RefereeError  # noqa: E402
+from bullring.referee.replay import verify  # noqa: E402
+from bullring.server import ratings  # noqa: E402
+from bullring.server.ratings import Skill  # noqa: E402
+from bullring.server.store import Store  # noqa: E402
 
 TOLERANCE = 1e-9
 """The largest rating difference (mu or sigma) the recomputation may show."""

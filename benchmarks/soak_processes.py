@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 
 
-CLI = [sys.executable, "-m", "server.cli"]
+CLI = [sys.executable, "-m", "bullring.server.cli"]
 HOUSE = "random,greedy"
 """House bots the server plays, so tables still form while a bot is down."""
 ENDED = re.compile(r"^match (\w+) ended: totals \[[^\]]*\] ranks \[([^\]]*)\] \((\w+)\)")

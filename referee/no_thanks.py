@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
-from referee.core import (
+from bullring.referee.core import (
     Action,
     Decision,
     DecisionKind,
@@ -26,7 +26,7 @@ from referee.core import (
     derive_seed,
     next_round_or_end,
 )
-from referee.settings import COMMON_SETTINGS, Setting, SettingValue, parse_settings
+from bullring.referee.settings import COMMON_SETTINGS, Setting, SettingValue, parse_settings
 
 GAME_ID = "no_thanks"
 LOWEST_CARD, HIGHEST_CARD = 3, 35

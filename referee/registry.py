@@ -6,9 +6,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from referee import no_thanks, six_nimmt
-from referee.core import Action, Decision, RefereeError, Seat
-from referee.settings import Setting, SettingValue
+from bullring.referee import no_thanks, six_nimmt
+from bullring.referee.core import Action, Decision, RefereeError, Seat
+from bullring.referee.settings import Setting, SettingValue
 
 
 class GameState(Protocol):

@@ -10,8 +10,8 @@ import json
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from referee.core import RefereeError
-from referee.registry import GameState, get_game
+from bullring.referee.core import RefereeError
+from bullring.referee.registry import GameState, get_game
 
 FORMAT = "bullring.replay/1"
 """The format string this module writes and reads."""

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from referee.core import SettingsError
+from bullring.referee.core import SettingsError
 
 SettingValue = int | str | bool
 """The value of one match setting."""

@@ -16,7 +16,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, NoReturn, cast
 
-from referee.core import (
+from bullring.referee.core import (
     Action,
     Decision,
     DecisionKind,
@@ -27,8 +27,8 @@ from referee.core import (
     SettingsError,
     derive_seed,
 )
-from referee.six_nimmt_rounds import CHOOSE_ROW_ASKS, STATE_FIELDS, SixNimmtRounds
-from referee.six_nimmt_values import (
+from bullring.referee.six_nimmt_rounds import CHOOSE_ROW_ASKS, STATE_FIELDS, SixNimmtRounds
+from bullring.referee.six_nimmt_values import (
     ALONE,
     BULLHEADS,
     GAME_ID,

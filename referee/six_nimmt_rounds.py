@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from operator import add
 from typing import Any, Final
 
-from referee.core import (
+from bullring.referee.core import (
     Decision,
     DecisionKind,
     Seat,
@@ -20,8 +20,8 @@ from referee.core import (
     next_round_or_end,
     seeded_sample,
 )
-from referee.settings import SettingValue, check_seats, parse_settings
-from referee.six_nimmt_values import (
+from bullring.referee.settings import SettingValue, check_seats, parse_settings
+from bullring.referee.six_nimmt_values import (
     ALONE,
     GAME_ID,
     HAND_SIZE,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Final, NamedTuple
 
-from referee.core import Decision, DecisionKind, Seat
-from referee.settings import COMMON_SETTINGS, Setting
+from bullring.referee.core import Decision, DecisionKind, Seat
+from bullring.referee.settings import COMMON_SETTINGS, Setting
 
 GAME_ID: Final = "six_nimmt"
 HIGHEST_CARD: Final = 104

@@ -166,7 +166,8 @@ class Server:
 
     def __init__(self, folder: Path) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--http-port", "0",
+            [sys.executable, "-m", "bullring.server.cli", "serve", "--port", "0",
+             "--http-port", "0",
              "--db", f"sqlite:///{folder / 'transcript.db'}"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.grpc = self.http = self.admin = ""
@@ -217,7 +218,7 @@ def transcripts() -> dict[str, str]:
 
 def error_table() -> str:
     """The error table of server/errors.py as a Markdown table, one row per error code."""
-    from server.errors import ERRORS
+    from bullring.server.errors import ERRORS
 
     rows = ["| code | gRPC status | HTTP | when |", "|---|---|---|---|"]
     seen: set[str] = set()

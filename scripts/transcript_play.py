@@ -14,9 +14,9 @@ from typing import Any
 import grpc
 from google.protobuf.json_format import MessageToDict, ParseDict
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee.six_nimmt import BULLHEADS
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.six_nimmt import BULLHEADS
 
 SEED = 3
 """The seed of the transcribed matches: seat 0's lowest card is below every row end in the

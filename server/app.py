@@ -18,22 +18,25 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from client_sdk import cli, wire
-from server.admin import AdminService
-from server.api.app import build_app
-from server.api.context import ApiContext, token_gate
-from server.api.serving import HttpServer
-from server.challenges import Challenges, ChallengeService
-from server.db_retry import DEFAULT_BUDGET_S, DatabaseUnavailableError
-from server.grpc_calls import TokenInterceptor
-from server.hub import MatchHub
-from server.instances import InstanceGuard
-from server.ladder import Ladder, LadderOptions
-from server.ladder_service import LadderService
-from server.limits import Limits
-from server.options import DEFAULT_DB
-from server.service import BotService, SpectatorService
-from server.store import Store
+from bullring import commandline as cli
+from bullring.contract import wire
+from bullring.server.challenges.offers import Challenges
+from bullring.server.errors import DatabaseUnavailableError
+from bullring.server.ladder.seating import Ladder, LadderOptions
+from bullring.server.match.hub import MatchHub
+from bullring.server.store import Store
+from bullring.server.store.base import DEFAULT_DB
+from bullring.server.store.instances import InstanceGuard
+from bullring.server.store.retry import DEFAULT_BUDGET_S
+from bullring.server.transports.grpc.admin import AdminService
+from bullring.server.transports.grpc.calls import TokenInterceptor
+from bullring.server.transports.grpc.challenges import ChallengeService
+from bullring.server.transports.grpc.ladder import LadderService
+from bullring.server.transports.grpc.servicers import BotService, SpectatorService
+from bullring.server.transports.http.app import build_app
+from bullring.server.transports.http.context import ApiContext, token_gate
+from bullring.server.transports.http.serving import HttpServer
+from bullring.server.transports.limits import Limits
 
 log = logging.getLogger("bullring.server")
 

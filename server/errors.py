@@ -3,7 +3,7 @@ its HTTP status and its stable error code, the same on every transport.
 
 A refusal is an exception of one of these types (or of another type the table names, such
 as the referee's ``UnknownGameError``); gRPC servicers end the call with ``abort_grpc`` and
-the HTTP API answers with the JSON error body (``server/api/errors.py``), both from
+the HTTP API answers with the JSON error body (``server/transports/http/errors.py``), both from
 ``ERRORS``. An answer to a decision is not refused this way: its verdict travels in-band,
 with the reason ``REJECT_REASONS`` gives for the referee's ``ActionError``.
 """
@@ -17,16 +17,24 @@ from typing import Any, NoReturn, TypeVar
 import grpc
 from sqlalchemy.exc import OperationalError
 
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee.core import ActionError, IllegalActionError, MalformedActionError, NotPendingError
-from referee.registry import UnknownGameError
-from server.db_retry import DatabaseUnavailableError
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.core import (
+    ActionError,
+    IllegalActionError,
+    MalformedActionError,
+    NotPendingError,
+)
+from bullring.referee.registry import UnknownGameError
 
 T = TypeVar("T")
 
 
 class ServiceError(Exception):
     """Base of the refusals this module defines; ``ERRORS`` gives each type's statuses."""
+
+
+class DatabaseUnavailableError(RuntimeError):
+    """The database stayed unavailable for the whole retry budget of a call."""
 
 
 class NotAuthenticatedError(ServiceError):

@@ -13,13 +13,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES: tuple[str, ...] = tuple(
     tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["bullring"]["compiled"])
-"""The compiled modules' source files, relative to the repository (``referee/core.py``)."""
+"""The compiled modules' source files, relative to the repository (``bullring/referee/core.py``)."""
 STAMP = ROOT / "build" / "compiled-in-place.json"
 """The SHA-256 of each source, written by an in-place build (``setup.py``)."""
 
 
 def module_name(source: str) -> str:
-    """``referee/core.py`` -> ``referee.core``."""
+    """``bullring/referee/core.py`` -> ``bullring.referee.core``."""
     return source.removesuffix(".py").replace("/", ".")
 
 

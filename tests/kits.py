@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from referee.replay import verify
-from server.store import Store
+from bullring.referee.replay import verify
+from bullring.server.store import Store
 from tests.ladder_helpers import LadderBot, LadderServer, Lines, wait_until
 from tests.serving import ServerProcess, db_url
 

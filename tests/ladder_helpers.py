@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING
 from tests.serving import CLI, ServerProcess
 
 if TYPE_CHECKING:
-    from server.store import Store
+    from bullring.server.store import Store
 
 ENDED = re.compile(r"^match (\w+) ended: totals \[[^\]]*\] ranks \[[^\]]*\] \((\w+)\)")
 STARTED = re.compile(r"match (\w+) started: ")
@@ -107,7 +107,7 @@ class LadderServer(ServerProcess):
     def add_bot(self, name: str) -> str:
         """Register a bot in this server's database (as ``bullring bots add`` does, without
         a process per bot); return its token."""
-        from server.store import Store
+        from bullring.server.store import Store
 
         if self._store is None:
             self._store = Store(self.db)

@@ -9,8 +9,8 @@ from typing import Any
 
 import grpc
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 
 
 class SeatClient:

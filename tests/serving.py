@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CLI = [sys.executable, "-m", "server.cli"]
+CLI = [sys.executable, "-m", "bullring.server.cli"]
 """The ``bullring`` command, run with this interpreter."""
 
 

@@ -15,8 +15,8 @@ import random
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from referee import registry
-from referee.core import (
+from bullring.referee import registry
+from bullring.referee.core import (
     Action,
     Decision,
     DecisionKind,
@@ -27,7 +27,7 @@ from referee.core import (
     competition_ranks,
     seeded_sample,
 )
-from referee.settings import COMMON_SETTINGS, Setting, check_seats, parse_settings
+from bullring.referee.settings import COMMON_SETTINGS, Setting, check_seats, parse_settings
 
 GAME_ID = "toy_high_card"
 SETTINGS = (Setting("rounds", 2, "rounds to play", minimum=1, maximum=5), *COMMON_SETTINGS)

@@ -16,13 +16,14 @@ from pathlib import Path
 from setuptools import setup
 
 HERE = Path(__file__).resolve().parent
-SDK = HERE.parent
+ROOT = HERE.parents[1]
 
 
 def _protobuf_requirement() -> str:
     """Generate the stubs; ``protobuf>=X.Y.Z`` where X.Y.Z is the oldest runtime they accept
-    (``client_sdk.protogen.runtime_floor``: the version their runtime check names)."""
-    spec = importlib.util.spec_from_file_location("protogen", SDK / "protogen.py")
+    (``bullring.contract.protogen.runtime_floor``: the version their runtime check names)."""
+    protogen = ROOT / "bullring" / "contract" / "protogen.py"
+    spec = importlib.util.spec_from_file_location("protogen", protogen)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

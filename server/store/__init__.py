@@ -10,34 +10,33 @@ so two servers on one PostgreSQL database never seat a bot twice or record a mat
 On SQLite every transaction begins IMMEDIATE, which serialises writers the same way.
 
 The calls the running server makes are retried while the database is unavailable for a
-moment (server/db_retry.py); being single conditional transactions, a retry never applies a
+moment (server/store/retry.py); being single conditional transactions, a retry never applies a
 write twice. Calls that are not safe to repeat (registering a bot, new tokens) are not retried.
 """
 
 from __future__ import annotations
 
-from server.errors import (
+from bullring.server.errors import (
     BotError,
     BotNameTakenError,
     MatchElsewhereError,
     UnknownBotNameError,
     UnknownMatchError,
 )
-from server.models import BotRow, MatchRow, RatingChangeRow, RatingRow, SeatRow
-from server.options import DEFAULT_DB
-from server.ratings import LeaderboardEntry
-from server.store.base import FREED_CHANNEL, hash_token
-from server.store.bots import MAX_OWNER, BotRegistry
-from server.store.challenges import (
+from bullring.server.ratings import LeaderboardEntry
+from bullring.server.store.base import DEFAULT_DB, FREED_CHANNEL, hash_token
+from bullring.server.store.bots import MAX_OWNER, BotRegistry
+from bullring.server.store.challenges import (
     DEFAULT_CHALLENGE_EXPIRY_S,
     HOUSE_PREFIX,
     Challenge,
     ChallengeRecords,
 )
-from server.store.leaderboard import RatingRecords
-from server.store.matches import MatchConfig, MatchRecords, MatchSummary
-from server.store.seating import Seating
-from server.store.tournaments import TournamentRecords
+from bullring.server.store.leaderboard import RatingRecords
+from bullring.server.store.matches import MatchConfig, MatchRecords, MatchSummary
+from bullring.server.store.models import BotRow, MatchRow, RatingChangeRow, RatingRow, SeatRow
+from bullring.server.store.seating import Seating
+from bullring.server.store.tournaments import TournamentRecords
 
 
 class Store(MatchRecords, Seating, RatingRecords, ChallengeRecords, BotRegistry,

@@ -15,9 +15,11 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, create_engine
 
-from server.db_retry import DEFAULT_BUDGET_S, Retry
-from server.migrate import upgrade
-from server.options import DEFAULT_DB
+from bullring.server.store.migrate import upgrade
+from bullring.server.store.retry import DEFAULT_BUDGET_S, Retry
+
+DEFAULT_DB = "sqlite:///bullring.db"
+"""The embedded default: a SQLite file in the working folder."""
 
 SQLITE_BUSY_S = 2.0
 """How long one SQLite transaction waits for a lock before it fails (and is retried)."""

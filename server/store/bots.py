@@ -8,12 +8,12 @@ from collections.abc import Sequence
 
 from sqlmodel import Session, col, select
 
-from client_sdk.cli import bot_name_problem
-from server import ratings
-from server.errors import BotError, BotNameTakenError, UnknownBotNameError
-from server.models import AdminTokenRow, BotRow, RatingRow, utcnow
-from server.ratings import Skill
-from server.store.base import StoreBase, hash_token, new_token, retried
+from bullring.commandline import bot_name_problem
+from bullring.server import ratings
+from bullring.server.errors import BotError, BotNameTakenError, UnknownBotNameError
+from bullring.server.ratings import Skill
+from bullring.server.store.base import StoreBase, hash_token, new_token, retried
+from bullring.server.store.models import AdminTokenRow, BotRow, RatingRow, utcnow
 
 MAX_OWNER = 200
 """The longest owner text a bot may be registered with (on every path: CLI, gRPC, HTTP)."""

@@ -14,10 +14,15 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import col, select
 
-from server.errors import ConflictError, ForbiddenError, InvalidChallengeError, NotFoundError
-from server.models import BotRow, ChallengeRow, MatchRow, SeatRow, utcnow
-from server.store.base import StoreBase, retried, utc
-from server.store.bots import MAX_OWNER, locked_bot
+from bullring.server.errors import (
+    ConflictError,
+    ForbiddenError,
+    InvalidChallengeError,
+    NotFoundError,
+)
+from bullring.server.store.base import StoreBase, retried, utc
+from bullring.server.store.bots import MAX_OWNER, locked_bot
+from bullring.server.store.models import BotRow, ChallengeRow, MatchRow, SeatRow, utcnow
 
 HOUSE_PREFIX = "house:"
 """How a challenge names a house bot opponent: ``house:greedy``."""

@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from sqlmodel import Session, col, select
 
-from server import ratings
-from server.models import BotRow, MatchRow, RatingChangeRow, RatingRow, SeatRow, utcnow
-from server.ratings import LeaderboardEntry, Skill
-from server.store.base import StoreBase, retried
+from bullring.server import ratings
+from bullring.server.ratings import LeaderboardEntry, Skill
+from bullring.server.store.base import StoreBase, retried
+from bullring.server.store.models import (
+    BotRow,
+    MatchRow,
+    RatingChangeRow,
+    RatingRow,
+    SeatRow,
+    utcnow,
+)
 
 
 def record_ratings(session: Session, match: MatchRow, ranks: list[int]) -> None:

@@ -13,10 +13,10 @@ from typing import Any
 from sqlalchemy import func, or_, update
 from sqlmodel import col, select
 
-from server.errors import MatchElsewhereError, UnknownMatchError
-from server.models import BotRow, MatchRow, SeatRow, utcnow
-from server.store.base import StoreBase, hash_token, new_token, retried, utc
-from server.store.leaderboard import record_ratings
+from bullring.server.errors import MatchElsewhereError, UnknownMatchError
+from bullring.server.store.base import StoreBase, hash_token, new_token, retried, utc
+from bullring.server.store.leaderboard import record_ratings
+from bullring.server.store.models import BotRow, MatchRow, SeatRow, utcnow
 
 LIVE = ("created", "running")
 """Statuses of a match that is not over."""

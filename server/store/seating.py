@@ -11,9 +11,9 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import col, select
 
-from server.models import BotRow, MatchRow, SeatRow, utcnow
-from server.store.base import StoreBase, retried
-from server.store.turns import take_turn
+from bullring.server.store.base import StoreBase, retried
+from bullring.server.store.models import BotRow, MatchRow, SeatRow, utcnow
+from bullring.server.store.turns import take_turn
 
 
 class Seating(StoreBase):
@@ -28,7 +28,7 @@ class Seating(StoreBase):
         Each bot is claimed with a conditional update (enabled, seated nowhere, and still
         holding the token hash given in ``token_hashes``, for bots that connected with one);
         if any claim fails nothing is written and None is returned. With ``defer``, a table
-        that is another server's turn (``server.store.turns``) is not seated:
+        that is another server's turn (``bullring.server.store.turns``) is not seated:
         TurnElsewhereError. Retried with the same match id, so a try whose commit went
         through but whose answer was lost is recognised.
         """

@@ -10,9 +10,9 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import col, select
 
-from server.errors import BotError, UnknownBotNameError
-from server.models import BotRow, MatchRow, SeatRow, TournamentRow, utcnow
-from server.store.base import StoreBase, retried
+from bullring.server.errors import BotError, UnknownBotNameError
+from bullring.server.store.base import StoreBase, retried
+from bullring.server.store.models import BotRow, MatchRow, SeatRow, TournamentRow, utcnow
 
 
 class TournamentRecords(StoreBase):

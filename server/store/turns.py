@@ -23,11 +23,11 @@ from sqlalchemy import delete, func, or_, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import Session, col
 
-from server.models import LadderPresenceRow, LadderTurnRow, utcnow
-from server.store.base import FREED_CHANNEL
+from bullring.server.store.base import FREED_CHANNEL
+from bullring.server.store.models import LadderPresenceRow, LadderTurnRow, utcnow
 
 if TYPE_CHECKING:
-    from server.store import Store
+    from bullring.server.store import Store
 
 TURN_GRACE_S = 2.0
 """How long a server leaves a table to the server whose turn it is before seating it itself."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from client_sdk.house.greedy import GreedyBot
+from bullring.sdk.house.greedy import GreedyBot
 
 
 class ShortestRow(GreedyBot):

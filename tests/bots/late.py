@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from client_sdk.bot import Bot
-from referee.core import Action
+from bullring.referee.core import Action
+from bullring.sdk.bot import Bot
 
 THINKS_S = 0.5
 """How long ``Late`` takes over each decision."""

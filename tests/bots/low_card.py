@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from client_sdk.bot import Bot
+from bullring.sdk.bot import Bot
 
 
 class LowCard(Bot):

@@ -13,8 +13,8 @@ import grpc
 import httpx
 import pytest
 
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from server.api.proto_json import to_json
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.server.transports.http.proto_json import to_json
 from tests.seat_client import SeatClient
 from tests.serving import ServerProcess
 

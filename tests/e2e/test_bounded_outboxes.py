@@ -13,9 +13,9 @@ from typing import Any
 import grpc
 import httpx
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from server.outbox import MAX_UNREAD
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.server.match.outbox import MAX_UNREAD
 from tests.seat_client import SeatClient
 from tests.serving import ServerProcess
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from server import cli as server_cli
-from server.store import Store
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.server.cli import main as server_cli
+from bullring.server.store import Store
 from tests.e2e.challenge_rig import (  # the ladder fixture: tests/e2e/conftest.py
     FAST,
     Calls,
@@ -185,7 +185,7 @@ def test_bullring_bot_practice_plays_one_unrated_match(
     server = LadderServer(db_url(tmp_path), FAST).start()
     stop_all.append(server)
     tokens = {name: server.add_bot(name) for name in ("ann", "bob")}
-    sdk = [sys.executable, "-m", "client_sdk.runner_cli"]
+    sdk = [sys.executable, "-m", "bullring.sdk.cli.bot"]
     runs = [([*CLI, "bot"], []), (sdk, ["--against", "house:random,house:greedy"])]
     store = Store(server.db)
     for command, extra in runs:

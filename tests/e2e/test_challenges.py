@@ -8,8 +8,8 @@ import grpc
 import httpx
 import pytest
 
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from server.store import Store
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.server.store import Store
 from tests.e2e.challenge_rig import (  # the ladder fixture: tests/e2e/conftest.py
     Calls,
     assert_unrated,

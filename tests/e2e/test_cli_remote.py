@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from server import cli as server_cli
+from bullring.server.cli import main as server_cli
 from tests.ladder_helpers import LadderServer
 from tests.serving import db_url, finish
 from tests.unit.test_cli import leaves

@@ -15,8 +15,8 @@ from typing import Any
 import grpc
 import httpx
 
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from server.store import Store
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.server.store import Store
 from tests.ladder_helpers import LadderBot, LadderServer, Lines, wait_until
 from tests.seat_client import SeatClient
 from tests.serving import CLI, ServerProcess, db_url

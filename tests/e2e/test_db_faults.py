@@ -13,9 +13,9 @@ import grpc
 import httpx
 import pytest
 
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee.replay import verify
-from server.store import Store
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.replay import verify
+from bullring.server.store import Store
 from tests.ladder_helpers import LadderBot, LadderServer, all_match_ids, wait_for_matches
 from tests.private_postgres import private_postgres
 from tests.seat_client import SeatClient

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from client_sdk.arena import play_game
-from client_sdk.house import house_bot
-from referee.registry import get_game
-from referee.replay import build_replay
+from bullring.referee.registry import get_game
+from bullring.referee.replay import build_replay
+from bullring.sdk.arena import play_game
+from bullring.sdk.house import house_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -195,7 +195,7 @@ def test_replay_format_page_lists_every_log_entry_the_server_writes() -> None:
     section = page.split("## EVENT", 1)[1].split("\n## ", 1)[0]
     documented = set(re.findall(r"^\| `(\w+)`(?: / `(\w+)`)?", section, re.M))
     names = {name for pair in documented for name in pair if name} - {"type"}
-    runner = (ROOT / "server" / "match_runner.py").read_text(encoding="utf-8")
+    runner = (ROOT / "server" / "match" / "runner.py").read_text(encoding="utf-8")
     logged = set(re.findall(r'_event\("(\w+)"', runner))
     logged |= set(re.findall(r'"(connect|reconnect)" if', runner))
     assert logged, "no _event calls found: the pattern no longer fits the runner"

@@ -10,10 +10,10 @@ from typing import Any
 import grpc
 import pytest
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from client_sdk.house import house_bot
-from referee.replay import verify
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.replay import verify
+from bullring.sdk.house import house_bot
 from tests.seat_client import SeatClient
 from tests.serving import ServerProcess, finish
 

@@ -12,11 +12,11 @@ import grpc
 import httpx
 import pytest
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee.core import ActionError, IllegalActionError, MalformedActionError
-from referee.registry import UnknownGameError
-from server.errors import (
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.core import ActionError, IllegalActionError, MalformedActionError
+from bullring.referee.registry import UnknownGameError
+from bullring.server.errors import (
     REJECT_REASONS,
     NotAdminError,
     NotAuthenticatedError,

@@ -10,10 +10,10 @@ from typing import Any
 
 import grpc
 
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee.replay import verify
-from referee.six_nimmt import BULLHEADS
-from server.store import Store
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.replay import verify
+from bullring.referee.six_nimmt import BULLHEADS
+from bullring.server.store import Store
 from tests.seat_client import SeatClient
 from tests.serving import ServerProcess, db_url, finish
 

@@ -23,9 +23,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee import replay
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee import replay
 from tests.serving import ServerProcess, db_url, finish
 
 settings.register_profile("fuzz-ci", max_examples=40, deadline=None, database=None,

@@ -18,11 +18,11 @@ import grpc
 import httpx
 import pytest
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee.registry import get_game
-from referee.replay import build_replay
-from server.store import Store
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.registry import get_game
+from bullring.referee.replay import build_replay
+from bullring.server.store import Store
 from tests.seat_client import SeatClient
 from tests.serving import CLI, ServerProcess, db_url, finish
 

@@ -104,7 +104,7 @@ def test_admin_manages_the_bot_registry_over_http(server: ServerProcess) -> None
     """With the admin token, HTTP registers a bot (its token shown once), versions, disables,
     enables and rotates it, with 404/409 for unknown and taken names; /api/bots lists it
     without any token."""
-    from server.store import Store
+    from bullring.server.store import Store
 
     admin = {"Authorization": f"Bearer {server.admin_token()}"}
     base = server.http + "/api/admin/bots"

@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 
-from referee.replay import verify
-from server.store import Store
+from bullring.referee.replay import verify
+from bullring.server.store import Store
 from tests.ladder_helpers import LadderBot, LadderServer, Lines
 from tests.serving import db_url
 

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 from google.protobuf import json_format
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from tests.e2e.test_stream_leaks import (
     PUBLIC_EVENTS,
     check_no_thanks_seats,

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from referee.replay import verify
+from bullring.referee.replay import verify
 from tests.serving import ServerProcess, finish
 
 HTTP_BOT = str(Path(__file__).resolve().parents[1] / "bots" / "http_only.py")

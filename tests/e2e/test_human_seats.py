@@ -12,9 +12,9 @@ import grpc
 import httpx
 import pytest
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee import replay as replays
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee import replay as replays
 from tests.serving import ServerProcess, finish
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.replay import verify
-from server.store import Store
+from bullring.referee.replay import verify
+from bullring.server.store import Store
 from tests.databases import fresh_postgres
 from tests.ladder_helpers import (
     LadderBot,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from server import ratings
-from server.ladder import TableSize, house_names, plan_tables
+from bullring.server import ratings
+from bullring.server.ladder.seating import TableSize, house_names, plan_tables
 from tests.serving import CLI, ServerProcess, db_url
 
 
@@ -79,10 +79,10 @@ def test_a_stopping_ladder_refuses_joins_as_unavailable(tmp_path: Path) -> None:
     errors)."""
     import asyncio
 
-    from server.errors import ShuttingDownError
-    from server.hub import MatchHub
-    from server.ladder import Ladder, LadderOptions
-    from server.store import Store
+    from bullring.server.errors import ShuttingDownError
+    from bullring.server.ladder.seating import Ladder, LadderOptions
+    from bullring.server.match.hub import MatchHub
+    from bullring.server.store import Store
 
     store = Store(db_url(tmp_path))
     store.add_bot("late")

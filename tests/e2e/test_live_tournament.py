@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from referee.replay import verify
-from server.store import Store
+from bullring.referee.replay import verify
+from bullring.server.store import Store
 from tests.ladder_helpers import LadderBot, LadderServer, Lines
 from tests.serving import CLI, db_url
 

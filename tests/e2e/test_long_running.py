@@ -16,13 +16,13 @@ import grpc
 import httpx
 import pytest
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from client_sdk.runner import play
-from server.app import RefereeServer, ServerOptions
-from server.ladder import LadderOptions
-from server.match_runner import MatchRunner
-from server.store import MatchConfig
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.sdk.runner import play
+from bullring.server.app import RefereeServer, ServerOptions
+from bullring.server.ladder.seating import LadderOptions
+from bullring.server.match.runner import MatchRunner
+from bullring.server.store import MatchConfig
 from tests.seat_client import SeatClient
 from tests.serving import CLI, Match, db_url
 

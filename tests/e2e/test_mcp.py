@@ -15,8 +15,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from referee.replay import verify
-from server.store import Store
+from bullring.referee.replay import verify
+from bullring.server.store import Store
 from tests.ladder_helpers import LadderBot, LadderServer
 from tests.serving import CLI, ServerProcess, db_url
 

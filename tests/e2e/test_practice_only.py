@@ -10,8 +10,8 @@ from pathlib import Path
 
 import httpx
 
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from server.store import Store
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.server.store import Store
 from tests.e2e.challenge_rig import FAST, Calls, assert_unrated
 from tests.ladder_helpers import LadderBot, LadderServer, wait_for_matches
 from tests.serving import db_url

@@ -13,8 +13,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from tests.seat_client import SeatClient
 from tests.serving import ServerProcess
 

@@ -11,8 +11,8 @@ from typing import Any
 import grpc
 import pytest
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from tests.seat_client import SeatClient
 from tests.serving import Match, ServerProcess
 

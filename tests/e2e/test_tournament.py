@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from client_sdk import standings as stats
-from client_sdk import tournament
-from client_sdk.tournament import TournamentConfig
-from referee import replay
-from server.cli import main
+from bullring.referee import replay
+from bullring.sdk import standings as stats
+from bullring.sdk import tournament
+from bullring.sdk.tournament import TournamentConfig
+from bullring.server.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -224,7 +224,8 @@ def test_progress_bar_on_a_terminal() -> None:
     leader, follower = pty.openpty()
     env = {**os.environ, "COLUMNS": "120"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "tournament", "--game", "six_nimmt", "--format",
+        [sys.executable, "-m", "bullring.server.cli", "tournament", "--game", "six_nimmt",
+         "--format",
          "round-robin", "--games", "4", "--seats", "2", "greedy", "random", "random"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=follower, env=env)
     os.close(follower)

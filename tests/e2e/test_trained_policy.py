@@ -1,15 +1,15 @@
-"""The policy trained in ``client_sdk.envs`` plays on the ladder through the Python SDK."""
+"""The policy trained in ``bullring.sdk.envs`` plays on the ladder through the Python SDK."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from referee.replay import verify
-from server.store import Store
+from bullring.referee.replay import verify
+from bullring.server.store import Store
 from tests.ladder_helpers import LadderBot, LadderServer, wait_for_matches
 from tests.serving import db_url
 
-SPEC = "client_sdk.examples.linear_policy:LinearPolicy"
+SPEC = "bullring.sdk.examples.linear_policy:LinearPolicy"
 """The trained example bot, as ``bullring bot`` loads it (docs/envs.md)."""
 
 

@@ -17,8 +17,8 @@ import httpx
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from tests.seat_client import SeatClient
 from tests.serving import ServerProcess
 

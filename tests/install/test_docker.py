@@ -25,7 +25,7 @@ IMAGE_ENTRYPOINT = "/usr/local/bin/bullring-entrypoint"
 def _bullring_command() -> str:
     """The ``bullring`` command of this interpreter's environment."""
     script = Path(sys.executable).parent / "bullring"
-    return str(script) if script.exists() else f"{sys.executable} -m server.cli"
+    return str(script) if script.exists() else f"{sys.executable} -m bullring.server.cli"
 
 
 def _free_port() -> int:

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from referee.replay import verify
+from bullring.referee.replay import verify
 from tests.serving import ServerProcess
 
 pytestmark = pytest.mark.install
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "client_sdk" / "examples" / "careful.py"
+EXAMPLE = ROOT / "client_sdk" / "python" / "sdk" / "examples" / "careful.py"
 ALLOWED = {"bullring-sdk", "grpcio", "protobuf", "typing-extensions", "pip", "setuptools"}
 """What the venv may hold: the SDK, its two dependencies (grpcio's own typing-extensions) and
 the tools ``python -m venv`` puts in every venv."""
@@ -81,10 +81,12 @@ def test_the_sdk_installs_alone_with_grpcio_and_protobuf(sdk_venv: Path) -> None
     floors = json.loads((sdk_venv.parent / "lowest.json").read_text())
     for name, floor in floors.items():  # "1.66" is installed as "1.66.0"
         assert f"{versions[name]}.".startswith(f"{floor}."), (name, versions[name], floor)
-    probe = ("import importlib.util as u, client_sdk.runner, client_sdk.arena, referee.replay;"
-             "from client_sdk.generated.bullring.v2 import referee_pb2;"
-             "print(client_sdk.__file__);"
-             "print([m for m in ('server', 'sqlmodel', 'grpc_health') if u.find_spec(m)])")
+    probe = ("import importlib.util as u, bullring.sdk.runner, bullring.sdk.arena,"
+             " bullring.referee.replay;"
+             "from bullring.contract.generated.bullring.v2 import referee_pb2;"
+             "print(bullring.sdk.__file__);"
+             "print([m for m in ('server', 'bullring.server', 'sqlmodel', 'grpc_health')"
+             " if u.find_spec(m)])")
     out = _run(sdk_venv / "bin" / "python", "-c", probe, cwd=sdk_venv)
     assert out.returncode == 0, out.stderr
     where, missing = out.stdout.splitlines()

@@ -9,9 +9,9 @@ from typing import Any
 
 import grpc
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee.registry import get_game
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.registry import get_game
 
 
 def decision(decision_id: str, time_left_ms: int = 5000) -> tuple[pb.PlayResponse, int]:

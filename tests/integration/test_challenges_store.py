@@ -8,9 +8,14 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
-from server.errors import ConflictError, ForbiddenError, InvalidChallengeError, NotFoundError
-from server.migrate import upgrade
-from server.store import Store
+from bullring.server.errors import (
+    ConflictError,
+    ForbiddenError,
+    InvalidChallengeError,
+    NotFoundError,
+)
+from bullring.server.store import Store
+from bullring.server.store.migrate import upgrade
 
 
 def replay_of(match_id: str, ranks: list[int]) -> dict[str, Any]:

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, inspect, text
 
-from server import ratings
-from server.migrate import upgrade
-from server.store import BotError, LeaderboardEntry, Store, hash_token
+from bullring.server import ratings
+from bullring.server.store import BotError, LeaderboardEntry, Store, hash_token
+from bullring.server.store.migrate import upgrade
 
 
 def replay_of(match_id: str, ranks: list[int], termination: str = "normal") -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The server's log filter (``server.app.ClientNoise``) against what asyncio really logs when
+"""The server's log filter (``bullring.server.app.ClientNoise``) against what asyncio really logs
+when
 the process runs out of file descriptors and its listener is then closed."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = textwrap.dedent('''
     import asyncio, asyncio.constants, logging, os, socket, sys
-    from server.app import ClientNoise
+    from bullring.server.app import ClientNoise
 
     asyncio.constants.ACCEPT_RETRY_DELAY = 0.05   # asyncio reads it at each refusal
     logging.basicConfig(level=logging.INFO, stream=sys.stdout,

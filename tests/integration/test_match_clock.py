@@ -14,14 +14,14 @@ from typing import Any
 
 import grpc
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee.six_nimmt import new_state
-from server.hub import MatchHub
-from server.match_runner import MatchRunner
-from server.outbox import MAX_UNREAD, Outbox
-from server.service import BotService
-from server.store import MatchConfig, Store
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.six_nimmt import new_state
+from bullring.server.match.hub import MatchHub
+from bullring.server.match.outbox import MAX_UNREAD, Outbox
+from bullring.server.match.runner import MatchRunner
+from bullring.server.store import MatchConfig, Store
+from bullring.server.transports.grpc.servicers import BotService
 
 
 async def _nothing(_replay: dict[str, Any]) -> None:

@@ -20,9 +20,11 @@ from typing import Any
 import grpc
 import pytest
 
-from client_sdk import runner, runner_cli, wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee import six_nimmt
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee import six_nimmt
+from bullring.sdk import runner
+from bullring.sdk.cli import bot as runner_cli
 from tests.bots.low_card import LowCard
 from tests.integration.fake_referee import (
     ENDED,

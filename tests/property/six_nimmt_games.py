@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from referee.core import DecisionKind
-from referee.six_nimmt import (
+from bullring.referee.core import DecisionKind
+from bullring.referee.six_nimmt import (
     SixNimmtState,
     bullheads,
 )

@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.core import (
+from bullring.referee.core import (
     ActionError,
     DecisionKind,
     IllegalActionError,
     NotPendingError,
     SettingsError,
 )
-from referee.no_thanks import Move, NoThanksState, Observation, View, score
+from bullring.referee.no_thanks import Move, NoThanksState, Observation, View, score
 
 
 def random_answer(state: NoThanksState, rng: random.Random) -> dict[int, Any]:

@@ -11,9 +11,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee import core
-from referee.core import Decision, DecisionKind, SeededPicks, competition_ranks, seeded_sample
-from referee.six_nimmt import SixNimmtState
+from bullring.referee import core
+from bullring.referee.core import (
+    Decision,
+    DecisionKind,
+    SeededPicks,
+    competition_ranks,
+    seeded_sample,
+)
+from bullring.referee.six_nimmt import SixNimmtState
 
 
 @given(seed=st.integers(0, 2**64 - 1), size=st.integers(1, 104), data=st.data())

@@ -13,14 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.core import (
+from bullring.referee.core import (
     DecisionKind,
     IllegalActionError,
     MalformedActionError,
     NotPendingError,
     SettingsError,
 )
-from referee.six_nimmt import (
+from bullring.referee.six_nimmt import (
     Observation,
     SixNimmtState,
     TrickResolved,

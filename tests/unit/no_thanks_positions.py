@@ -10,12 +10,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from referee.core import (
-    DecisionKind,
-)
-from referee.no_thanks import (
-    NoThanksState,
-)
+from bullring.referee.core import DecisionKind
+from bullring.referee.no_thanks import NoThanksState
 
 ALL_CARDS = frozenset(range(3, 36))
 TENS = frozenset({10, 20, 30})

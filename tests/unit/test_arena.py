@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from client_sdk import arena
-from client_sdk.arena import ArenaConfig
-from referee import replay
-from referee.registry import get_game
-from server.cli import main
+from bullring.referee import replay
+from bullring.referee.registry import get_game
+from bullring.sdk import arena
+from bullring.sdk.arena import ArenaConfig
+from bullring.server.cli.main import main
 
 
 def test_seats_rotate_between_games() -> None:
@@ -111,7 +111,8 @@ def test_an_authors_bot_plays_in_the_arena_by_spec(tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """A bot named by a runner spec (file.py:Class, module:Class) plays arena games like a
     house bot, over worker processes too; a spec that names nothing is a clear error (2)."""
-    example = Path(__file__).resolve().parents[2] / "client_sdk" / "examples" / "careful.py"
+    example = (Path(__file__).resolve().parents[2] / "client_sdk" / "python" / "sdk" / "examples"
+               / "careful.py")
     spec = f"{example}:Careful"
     args = ["arena", "--game", "six_nimmt", "--bots", f"{spec},house:greedy,random",
             "--games", "6", "--seed", "2", "--replays", str(tmp_path), "--json"]
@@ -161,7 +162,7 @@ def test_an_illegal_answer_in_the_arena_names_the_bot(
 def test_a_decision_only_bot_plays_the_same_games_without_observations() -> None:
     """``random`` answers from its decision alone (``decide_on``, no observation built): the
     arena's games are exactly those it plays when asked through ``decide``, in both games."""
-    from client_sdk.house.random_bot import RandomBot
+    from bullring.sdk.house.random_bot import RandomBot
 
     class Observing(RandomBot):
         decision_only = False
@@ -182,7 +183,7 @@ def test_a_bot_that_never_draws_makes_no_random_stream() -> None:
     draws, so its four arena games a second pay no seeding; a runner may still assign it."""
     import random
 
-    from client_sdk.house.greedy import GreedyBot
+    from bullring.sdk.house.greedy import GreedyBot
 
     bots = [GreedyBot(seed) for seed in range(4)]
     arena.play_game(get_game("six_nimmt").new_state(4, {}, 1), bots)

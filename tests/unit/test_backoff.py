@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from client_sdk.backoff import Backoff
-from client_sdk.runner import RECONNECT
+from bullring.sdk.backoff import Backoff
+from bullring.sdk.runner import RECONNECT
 
 
 def test_pauses_double_up_to_the_cap() -> None:

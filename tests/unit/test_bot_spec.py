@@ -1,4 +1,5 @@
-"""Loading a bot by its spec (``client_sdk/bot_spec.py``): house bots, modules, files beside
+"""Loading a bot by its spec (``client_sdk/python/sdk/bot_spec.py``): house bots, modules, files
+beside
 their own helpers, and a clear error for every bad spec."""
 
 from __future__ import annotations
@@ -8,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from client_sdk import bot_spec
-from client_sdk.bot import Bot
-from client_sdk.house.greedy import GreedyBot
-from referee.registry import get_game
+from bullring.referee.registry import get_game
+from bullring.sdk import bot_spec
+from bullring.sdk.bot import Bot
+from bullring.sdk.house.greedy import GreedyBot
 from tests.bots.low_card import LowCard
 
 BOTS = Path(__file__).resolve().parents[1] / "bots"
@@ -37,7 +38,7 @@ def test_load_file_path(tmp_path: Path) -> None:
     assert type(bot).__name__ == "LowCard" and isinstance(bot, Bot)
     (tmp_path / "helper_for_file_bot.py").write_text("CARD_PICK = max\n")
     (tmp_path / "my_bot.py").write_text(
-        "from client_sdk.bot import Bot\n"
+        "from bullring.sdk.bot import Bot\n"
         "from helper_for_file_bot import CARD_PICK\n"
         "class High(Bot):\n"
         "    def play_card(self, observation):\n"
@@ -58,7 +59,7 @@ def test_load_file_path(tmp_path: Path) -> None:
     ("tests/bots/low_card:LowCard", "neither a module name nor a path"),
     ("no_such_module_xyz:Bot", "cannot import 'no_such_module_xyz'"),
     ("tests.bots.low_card:Missing", "has no 'Missing'"),
-    ("json:dumps", "is not a subclass of client_sdk.bot.Bot"),
+    ("json:dumps", "is not a subclass of bullring.sdk.bot.Bot"),
     ("does/not/exist.py:Bot", "no such file"),
 ])
 def test_bad_specs(spec: str, message: str) -> None:

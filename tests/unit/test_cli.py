@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from client_sdk import arena_cli, cli, runner_cli, tournament_cli
-from server import cli as server_cli
+from bullring import commandline as cli
+from bullring.sdk.cli import arena as arena_cli
+from bullring.sdk.cli import bot as runner_cli
+from bullring.sdk.cli import tournament as tournament_cli
+from bullring.server.cli import main as server_cli
 from tests.serving import CLI
 
 Main = Callable[[Sequence[str] | None], int]
@@ -67,7 +70,7 @@ def bad_values(action: argparse.Action) -> list[str]:
     if action.choices is not None:
         return ["no-such-choice"]
     assert isinstance(action.type, cli.ArgType), \
-        f"{label(action)} is not checked when parsed: give it a client_sdk.cli type"
+        f"{label(action)} is not checked when parsed: give it a bullring.commandline type"
     assert action.type.bad, f"{label(action)}'s type lists no bad value"
     return list(action.type.bad)
 

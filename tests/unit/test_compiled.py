@@ -17,8 +17,8 @@ import pytest
 from tests.compiled import ROOT, SOURCES, compiled_in_tree, module_name, stale_sources
 
 PROBE = """
-import json, referee.six_nimmt as m, server.match_runner as runner
-from client_sdk.arena import ArenaConfig, play_one
+import json, bullring.referee.six_nimmt as m, bullring.server.match.runner as runner
+from bullring.sdk.arena import ArenaConfig, play_one
 config = ArenaConfig("six_nimmt", ("random", "greedy", "random", "random"), 6, seed=9)
 outcomes = [play_one(config, i) for i in range(6)]
 state = m.new_state(3, {"variant": "professional", "rounds": 1}, 5)
@@ -40,11 +40,11 @@ def probe(pythonpath: Path) -> dict[str, object]:
 
 
 def sources_only(tmp_path: Path) -> Path:
-    """A copy of the packages without any compiled file: the sources alone."""
-    for package in ("referee", "server", "client_sdk"):
-        shutil.copytree(ROOT / package, tmp_path / package,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd",
-                                                      "node_modules"))
+    """A copy of the namespace without any compiled file: the sources alone (its folders
+    copied where ``bullring/`` links to them)."""
+    shutil.copytree(ROOT / "bullring", tmp_path / "bullring",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", "node_modules",
+                                                  "web"))
     return tmp_path
 
 
@@ -55,7 +55,7 @@ def test_compiled_and_pure_play_the_same_games(tmp_path: Path) -> None:
     assert str(here["file"]).endswith(".py") is not bool(compiled_in_tree())
     pure = probe(sources_only(tmp_path))
     assert str(pure["file"]).endswith("six_nimmt.py")
-    assert str(pure["runner"]).endswith("match_runner.py")
+    assert str(pure["runner"]).endswith("match/runner.py")
     assert here["outcomes"] == pure["outcomes"]
     assert here["replay"] == pure["replay"]
 
@@ -75,9 +75,9 @@ def test_a_stale_in_place_build_is_named(tmp_path: Path) -> None:
     stamp.write_text(json.dumps({s: hashlib.sha256((tree / s).read_bytes()).hexdigest()
                                  for s in SOURCES}))
     assert stale_sources(tree, stamp) == []
-    edited = tree / "server" / "match_runner.py"
+    edited = tree / "bullring" / "server" / "match" / "runner.py"
     edited.write_text(edited.read_text() + "\nEDITED = True\n")
-    assert stale_sources(tree, stamp) == ["server/match_runner.py"]
+    assert stale_sources(tree, stamp) == ["bullring/server/match/runner.py"]
 
 
 @pytest.mark.skipif(not os.environ.get("BULLRING_EXPECT_COMPILED"),

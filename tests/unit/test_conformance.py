@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from referee.core import (
+from bullring.referee.core import (
     DecisionKind,
     IllegalActionError,
     MalformedActionError,
@@ -28,8 +28,8 @@ from referee.core import (
     SettingsError,
     competition_ranks,
 )
-from referee.registry import GAMES, GameSpec, GameState
-from referee.replay import answer_event, build_replay, verify
+from bullring.referee.registry import GAMES, GameSpec, GameState
+from bullring.referee.replay import answer_event, build_replay, verify
 from tests.compiled import ROOT
 from tests.property import six_nimmt_games, test_no_thanks
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from google.protobuf import descriptor_pb2
 
-from client_sdk.generated.bullring.v2 import referee_pb2
+from bullring.contract.generated.bullring.v2 import referee_pb2
 
 
 def _messages(messages: list[descriptor_pb2.DescriptorProto]

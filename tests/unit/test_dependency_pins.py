@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from client_sdk import protogen
+from bullring.contract import protogen
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +48,7 @@ def test_the_protobuf_floor_runs_the_generated_code() -> None:
 
 def test_the_code_is_generated_by_one_grpcio_tools_range() -> None:
     """The server's and the SDK's builds and the test extra (``python -m
-    client_sdk.protogen``) bound grpcio-tools alike, so they write the same runtime check."""
+    bullring.contract.protogen``) bound grpcio-tools alike, so they write the same runtime check."""
     server = _pyproject(ROOT / "pyproject.toml")
     sdk = _pyproject(ROOT / "client_sdk" / "python" / "pyproject.toml")
     ranges = {}

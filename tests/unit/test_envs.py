@@ -11,13 +11,13 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, parallel_api_test, seed_test
 
-from client_sdk import wire
-from client_sdk.envs import NoThanksAECEnv, SingleAgentEnv, SixNimmtParallelEnv, encoder
-from client_sdk.envs.encoding import ROW_BASE, WAIT
-from client_sdk.house import house_bot
-from referee import no_thanks, six_nimmt
-from referee.core import DecisionKind
-from referee.registry import get_game
+from bullring.contract import wire
+from bullring.referee import no_thanks, six_nimmt
+from bullring.referee.core import DecisionKind
+from bullring.referee.registry import get_game
+from bullring.sdk.envs import NoThanksAECEnv, SingleAgentEnv, SixNimmtParallelEnv, encoder
+from bullring.sdk.envs.encoding import ROW_BASE, WAIT
+from bullring.sdk.house import house_bot
 
 ACCEPTED_WARNINGS = ("probably should be gymnasium.spaces.box",
                      "Observation is not a NumPy array")

@@ -6,11 +6,22 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee.core import ActionError, IllegalActionError, MalformedActionError, NotPendingError
-from server import errors
-from server.db_retry import DatabaseUnavailableError
-from server.errors import ERRORS, REJECT_REASONS, Status, reject_reason, status_of
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.core import (
+    ActionError,
+    IllegalActionError,
+    MalformedActionError,
+    NotPendingError,
+)
+from bullring.server import errors
+from bullring.server.errors import (
+    ERRORS,
+    REJECT_REASONS,
+    DatabaseUnavailableError,
+    Status,
+    reject_reason,
+    status_of,
+)
 
 HTTP_FOR_GRPC = {
     grpc.StatusCode.UNAUTHENTICATED: {401},

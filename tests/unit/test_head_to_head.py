@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from server.api.browse import head_to_head
-from server.store import MatchSummary
+from bullring.server.store import MatchSummary
+from bullring.server.transports.http.browse import head_to_head
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -1,4 +1,5 @@
-"""The trained example policy (client_sdk/examples/linear_policy.py): it trains, saves and
+"""The trained example policy (client_sdk/python/sdk/examples/linear_policy.py): it trains, saves
+and
 loads, and the weights in the repository beat ``random`` in the arena."""
 
 from __future__ import annotations
@@ -8,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from client_sdk import arena
-from client_sdk.arena import ArenaConfig
-from client_sdk.envs import SingleAgentEnv
-from client_sdk.envs.encoding import ROW_BASE
-from client_sdk.examples import linear_policy
+from bullring.sdk import arena
+from bullring.sdk.arena import ArenaConfig
+from bullring.sdk.envs import SingleAgentEnv
+from bullring.sdk.envs.encoding import ROW_BASE
+from bullring.sdk.examples import linear_policy
 
 EXAMPLE = Path(linear_policy.__file__).resolve()
 SPEC = f"{EXAMPLE}:LinearPolicy"

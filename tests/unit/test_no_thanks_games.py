@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from referee.core import (
+from bullring.referee.core import (
     Decision,
     DecisionKind,
 )
-from referee.no_thanks import (
+from bullring.referee.no_thanks import (
     CardTurnedUp,
     GameEnded,
     HiddenRevealed,
@@ -28,8 +28,8 @@ from referee.no_thanks import (
     RoundStarted,
     Took,
 )
-from referee.registry import get_game
-from referee.replay import answer_event, build_replay, verify
+from bullring.referee.registry import get_game
+from bullring.referee.replay import answer_event, build_replay, verify
 from tests.unit.no_thanks_positions import (
     ALL_CARDS,
     TENS,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from referee.core import (
+from bullring.referee.core import (
     DecisionKind,
     IllegalActionError,
     MalformedActionError,
@@ -20,7 +20,7 @@ from referee.core import (
     RefereeError,
     SettingsError,
 )
-from referee.no_thanks import (
+from bullring.referee.no_thanks import (
     SETTINGS,
     CardTurnedUp,
     Move,

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from client_sdk.arena import ArenaConfig, play_game, seating
-from client_sdk.house import house_bot
-from referee.registry import get_game
-from referee.replay import ReplayError, answer_event, build_replay, verify
-from server.cli import main
+from bullring.referee.registry import get_game
+from bullring.referee.replay import ReplayError, answer_event, build_replay, verify
+from bullring.sdk.arena import ArenaConfig, play_game, seating
+from bullring.sdk.house import house_bot
+from bullring.server.cli.main import main
 
 
 def make_replay(game: str = "six_nimmt", seats: int = 4, seed: int = 11,
@@ -140,7 +140,7 @@ def test_verify_command_reads_files_folders_and_json_lines(
 
 def test_arena_config_replays(tmp_path: Path) -> None:
     """ArenaConfig with replays writes files named after the match id."""
-    from client_sdk.arena import play_one
+    from bullring.sdk.arena import play_one
 
     play_one(ArenaConfig("six_nimmt", ("random", "random"), 1, replays=tmp_path), 0)
     assert [p.name for p in tmp_path.iterdir()] == ["arena-0-000000.json"]

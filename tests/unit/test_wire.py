@@ -1,5 +1,5 @@
 """The protobuf adapters the server runs for every message: a request carries exactly the
-referee's observation, the messages the server writes as bytes (server/outgoing.py) are the
+referee's observation, the messages the server writes as bytes (server/match/outgoing.py) are the
 bytes protobuf writes, a batch put together from bytes is the batch protobuf would write,
 and every public event is a typed message that carries its engine event exactly."""
 
@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee import no_thanks, six_nimmt
-from referee.core import Decision, DecisionKind
-from referee.registry import get_game
-from server import outgoing
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee import no_thanks, six_nimmt
+from bullring.referee.core import Decision, DecisionKind
+from bullring.referee.registry import get_game
+from bullring.server.match import outgoing
 
 GAMES = [("six_nimmt", 2, {}), ("six_nimmt", 5, {"variant": "professional"}),
          ("no_thanks", 3, {}), ("no_thanks", 4, {"hidden_card": "true", "tens_out": "true"})]
@@ -90,7 +90,7 @@ def test_every_event_message_has_the_engine_event_fields() -> None:
     games = {field.name for field in pb.PublicEvent.DESCRIPTOR.fields}
     for cls, (game, name, message) in wire.EVENT_MESSAGES.items():
         event: Any = cls
-        assert game in games and getattr(importlib.import_module(f"referee.{game}"),
+        assert game in games and getattr(importlib.import_module(f"bullring.referee.{game}"),
                                          event.__name__) is event
         holder: Any = pb.PublicEvent.DESCRIPTOR.fields_by_name[game].message_type
         assert holder.fields_by_name[name].message_type is message.DESCRIPTOR

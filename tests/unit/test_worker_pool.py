@@ -7,9 +7,9 @@ import multiprocessing
 
 import pytest
 
-from client_sdk import arena
-from client_sdk.arena import ArenaConfig
-from server.cli import main
+from bullring.sdk import arena
+from bullring.sdk.arena import ArenaConfig
+from bullring.server.cli.main import main
 
 
 def test_ranges_cover_every_game_and_shrink_at_the_end() -> None:

@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from referee import replay as replays
-from referee.registry import get_game
+from bullring.referee import replay as replays
+from bullring.referee.registry import get_game
 from tests.serving import CLI, ServerProcess, db_url
 from tests.web.test_web_pages import axe, browser, check_page, page, shots  # noqa: F401
 

@@ -15,9 +15,9 @@ import grpc
 import httpx
 import pytest
 
-from client_sdk import wire
-from client_sdk.generated.bullring.v2 import referee_pb2 as pb
-from referee import replay as replays
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee import replay as replays
 from tests.serving import ServerProcess, finish
 from tests.web.test_play_page import web  # noqa: F401
 from tests.web.test_web_pages import axe, browser, check_page, page, shots  # noqa: F401

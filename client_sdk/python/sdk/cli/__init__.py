@@ -1,0 +1,1 @@
+"""The SDK's commands: ``bullring bot``, ``arena``, ``tournament`` and ``mcp``."""

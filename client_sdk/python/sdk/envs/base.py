@@ -1,0 +1,122 @@
+"""What the environments share: agent names, the seeds of successive games, and a text view."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gymnasium import spaces
+
+from bullring.referee import no_thanks, six_nimmt
+from bullring.referee.core import derive_seed
+from bullring.referee.registry import GameState, get_game
+from bullring.sdk.envs.encoding import encoder
+
+
+def agent_names(seats: int) -> list[str]:
+    """The agents of a table of ``seats``: ``seat_0``, ``seat_1``, … in seat order."""
+    return [f"seat_{seat}" for seat in range(seats)]
+
+
+class GameSeeds:
+    """The engine seed of each game an environment plays.
+
+    ``reset(seed=S)`` starts a new sequence: its games are seeded ``derive_seed(S, "env", k)``
+    for k = 0, 1, …, so the same seed replays the same deals. Without a first seed, the
+    sequence starts from a random one.
+    """
+
+    def __init__(self) -> None:
+        self.root: int | None = None
+        self.count = 0
+
+    def next(self, seed: int | None) -> int:
+        """The seed of the next game; ``seed`` (when given) restarts the sequence."""
+        if seed is not None:
+            self.root, self.count = int(seed), 0
+        elif self.root is None:
+            self.root, self.count = random.SystemRandom().getrandbits(63), 0
+        game_seed = derive_seed(self.root, "env", self.count)
+        self.count += 1
+        return game_seed
+
+
+def text_view(view: Any) -> str:
+    """A few lines describing a spectator's view of either game (``render_mode="ansi"``)."""
+    lines = [f"round {view.round}"]
+    for name in view._fields:
+        if name in ("round", "revealed", "history", "pending"):
+            continue
+        lines.append(f"{name}: {getattr(view, name)}")
+    lines.append("pending: " + ", ".join(f"seat {s} {kind}" for s, kind in view.pending))
+    return "\n".join(lines)
+
+
+def rewards(events: Iterable[Any], seats: int) -> list[float]:
+    """Each seat's reward for ``events``: minus the bullheads it took (6 nimmt!) or minus
+    its round score when a round ends (No Thanks!). An episode's return is minus the total."""
+    result = [0.0] * seats
+    for event in events:
+        if isinstance(event, six_nimmt.TrickResolved):
+            for seat, cards in enumerate(event.taken):
+                result[seat] -= sum(six_nimmt.BULLHEADS[c] for c in cards)
+        elif isinstance(event, no_thanks.RoundEnded):
+            for seat, points in enumerate(event.scores):
+                result[seat] -= points
+    return result
+
+
+class TableEnv:
+    """What both PettingZoo environments share: one table of ``seats`` agents on one game's
+    engine, their spaces (one object for every agent), and the SDK observation of a seat."""
+
+    game = ""
+    """The game id, set by each environment."""
+
+    def _setup(self, seats: int, settings: Mapping[str, Any] | None,
+               render_mode: str | None) -> None:
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
+        self.seats = seats
+        self.settings = dict(settings or {})
+        self.render_mode = render_mode
+        self.encoder = encoder(self.game, seats, self.settings)
+        self.possible_agents = agent_names(seats)
+        self.agents: list[str] = []
+        self._observation_space = self.encoder.observation_space()
+        self._action_space = self.encoder.action_space()
+        self._seeds = GameSeeds()
+        self.game_state: GameState | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        """Every agent's observation space (one object for all)."""
+        return self._observation_space
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        """Every agent's action space (one object for all): docs/envs.md lists the actions."""
+        return self._action_space
+
+    def observation_of(self, agent: str) -> Any:
+        """The SDK's observation of ``agent``'s seat now: the value a bot's ``decide`` gets."""
+        return self._state().observation(self.possible_agents.index(agent))
+
+    def render(self) -> str | None:
+        """The public view as text when ``render_mode="ansi"``."""
+        if self.render_mode != "ansi":
+            return None
+        return text_view(self._state().view())
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def _new_game(self, seed: int | None) -> GameState:
+        self.game_state = get_game(self.game).new_state(self.seats, self.settings,
+                                                        self._seeds.next(seed))
+        self.agents = self.possible_agents[:]
+        return self.game_state
+
+    def _state(self) -> GameState:
+        if self.game_state is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.game_state

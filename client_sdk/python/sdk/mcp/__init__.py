@@ -1,0 +1,1 @@
+"""An LLM agent's seat over the Model Context Protocol (``bullring mcp``)."""

@@ -1,0 +1,174 @@
+"""The bot runner: plays one seat of a match on a Bullring server with a ``Bot``.
+
+``bullring bot --server HOST:PORT --token TOKEN BOT`` connects with the seat's token, loads
+the bot once the match says which game it is, answers every decision within the time the
+server says is left (minus a safety margin), and reconnects into the same seat when the
+connection drops. The bot sees the very observation values the local arena gives it.
+
+With a registered bot's token, ``--ladder GAME`` joins that game's ladder instead: the stream
+stays open and carries one match after another, a new bot object for each; after a lost
+connection the runner reconnects (with the same backoff) and the server gives the bot back
+its seat, or queues it again.
+
+A bot is named by a spec: ``house:NAME`` (a house bot), ``package.module:ClassName`` or
+``path/to/file.py:ClassName`` (a ``Bot`` subclass, instantiated as ``ClassName(seed)``).
+
+Here are the connection and its reconnects (``play``); the seat's state and answers are in
+``client_sdk/python/sdk/seat.py``, the two transports in ``client_sdk/python/sdk/transports.py``,
+the bot's thread
+in ``client_sdk/python/sdk/bot_thread.py`` and the command line in
+``client_sdk/python/sdk/cli/bot.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+import grpc
+
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.sdk.backoff import Backoff
+from bullring.sdk.bot import Bot
+from bullring.sdk.bot_spec import BotFactory, bot_class, bot_factory
+from bullring.sdk.seat import Seat
+from bullring.sdk.transports import RETRYABLE, Connection, play_stream, play_unary
+
+SESSIONS = {"stream": play_stream, "unary": play_unary}
+"""How a seat talks to the server, by ``--transport`` name: the bidirectional Play stream, or
+Subscribe plus SubmitAnswer calls."""
+
+log = logging.getLogger("bullring.bot")
+"""The runner's logger: connections, decisions answered and missed, rejections."""
+
+RECONNECT = Backoff(first_s=0.05, max_s=2.0, factor=2.0, jitter=0.5)
+"""The pauses between reconnects: 0.05 s doubling up to 2 s, each shortened by up to half."""
+
+
+def _channel_options() -> list[tuple[str, int]]:
+    # A private subchannel per channel, so each attempt really dials instead of inheriting
+    # gRPC's own (much longer) reconnect backoff; the runner does the backing off.
+    return [*wire.channel_options(), ("grpc.use_local_subchannel_pool", 1),
+            ("grpc.initial_reconnect_backoff_ms", int(RECONNECT.first_s * 1000)),
+            ("grpc.max_reconnect_backoff_ms", int(RECONNECT.max_s * 1000))]
+
+
+async def _connect(channel: grpc.aio.Channel) -> bool:
+    """Dial ``channel``; True once it is ready, False when the attempt fails."""
+    state = channel.get_state(try_to_connect=True)
+    while state is not grpc.ChannelConnectivity.READY:
+        if state in (grpc.ChannelConnectivity.TRANSIENT_FAILURE,
+                     grpc.ChannelConnectivity.SHUTDOWN):
+            return False
+        await channel.wait_for_state_change(state)
+        state = channel.get_state(try_to_connect=True)
+    return True
+
+
+def _refusal(e: grpc.aio.AioRpcError) -> Exception:
+    """The exception ``play`` raises for a status it does not retry."""
+    code, details = e.code(), e.details() or "(no details)"
+    if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+        return PermissionError(f"the server refused the token: {code.name}: {details}")
+    if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED):
+        return ValueError(f"the server rejected the request: {code.name}: {details}")
+    return RuntimeError(f"the server ended the seat's stream: {code.name}: {details}")
+
+
+async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
+               transport: str = "stream", margin_ms: int = 50, give_up_after_s: float = 60.0,
+               client: str = "bullring-python",
+               on_message: Callable[[pb.PlayResponse], None] | None = None,
+               ladder: str | None = None, matches: int = 0,
+               factory: BotFactory | None = None,
+               practice_only: bool = False) -> pb.MatchEnded:
+    """Play the seat ``token`` names on ``server`` with the bot ``bot_spec``; return the result.
+
+    With ``ladder`` (a game id) and a registered bot's token, play that game's ladder: one
+    match after another on the same stream, until ``matches`` have ended (0: forever); the
+    last result is returned. With ``practice_only`` too, the server never seats it at a
+    rated table: only in its practice matches and challenges (``bullring bot --practice``).
+
+    The bot is made (``load_bot(bot_spec, game, seed)``) when MatchStarted arrives. Each
+    decision is answered if the bot decides within the time left minus ``margin_ms``;
+    otherwise nothing is sent and the server applies its default action. ``on_message`` is
+    called with every message from the server, before the runner acts on it.
+
+    When the connection fails (UNAVAILABLE, CANCELLED, DEADLINE_EXCEEDED, INTERNAL, UNKNOWN)
+    or the stream ends before MatchEnded, the runner reconnects into the same seat with
+    exponential backoff and jitter (0.05 s doubling up to 2 s). It raises
+    ``ConnectionError`` once ``give_up_after_s`` has passed without a working connection
+    (one on which the server sent something), ``PermissionError`` at once for
+    UNAUTHENTICATED / PERMISSION_DENIED, ``ValueError`` for INVALID_ARGUMENT /
+    RESOURCE_EXHAUSTED or a bad bot spec, and ``RuntimeError`` for any other status.
+
+    A stream the server ends on purpose carries a last ``Closed`` message, acted on before
+    the status (which a client still writing may see as INTERNAL): replaced by a newer
+    connection with the same token raises ``RuntimeError``, a rotated token or a disabled
+    bot ``PermissionError``, each with the server's message; none is reconnected. The
+    bot's ``games`` go in the Join, so a seat or ladder of another game is refused
+    (FAILED_PRECONDITION: ``RuntimeError``) before it is taken.
+
+    ``factory`` makes the bots instead of ``bot_spec``, which then only names them in the
+    log (``bullring mcp`` plays a seat this way, with a bot that waits for an agent).
+    """
+    if transport not in SESSIONS:
+        raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(SESSIONS)}")
+    if margin_ms < 0:
+        raise ValueError(f"margin_ms must be >= 0, not {margin_ms}")
+    if factory is None:
+        seat = Seat(bot_spec, bot_factory(bot_spec), seed, margin_ms, on_message, ladder,
+                    matches, bot_class(bot_spec).games, practice_only)
+    else:
+        seat = Seat(bot_spec, factory, seed, margin_ms, on_message, ladder, matches, Bot.games,
+                    practice_only)
+    session = SESSIONS[transport]
+    metadata = (("authorization", f"Bearer {token}"),)
+    down_since = time.monotonic()
+    failures = 0
+    last_error = "no attempt yet"
+    try:
+        while True:
+            remaining = give_up_after_s - (time.monotonic() - down_since)
+            if remaining <= 0:
+                raise ConnectionError(f"gave up on {server} after {give_up_after_s:g} s "
+                                      f"without a connection; last error: {last_error}")
+            conn = Connection()
+            log.info("connecting to %s (%s)%s", server, transport,
+                     f", attempt {failures + 1}" if failures else "")
+            async with grpc.aio.insecure_channel(server, options=_channel_options()) as channel:
+                try:
+                    ready = await asyncio.wait_for(_connect(channel), remaining)
+                    last_error = "cannot connect"
+                except TimeoutError:
+                    ready, last_error = False, "connecting timed out"
+                if ready:
+                    log.info("connected to %s", server)
+                    try:
+                        ended = await session(seat, wire.bot_stub(channel), metadata, client,
+                                              conn)
+                    except grpc.aio.AioRpcError as e:
+                        if e.code() not in RETRYABLE:
+                            raise _refusal(e) from None
+                        last_error = f"{e.code().name}: {e.details()}"
+                    else:
+                        if ended is not None:
+                            if ladder is None:
+                                log.info("match %s ended: totals %s ranks %s (%s)",
+                                         seat.match_id, list(ended.totals), list(ended.ranks),
+                                         wire.termination_name(ended.termination))
+                            return ended
+                        last_error = "the stream ended before MatchEnded"
+            if conn.heard:
+                down_since, failures = time.monotonic(), 0
+            failures += 1
+            delay = RECONNECT.pause(failures)
+            remaining = give_up_after_s - (time.monotonic() - down_since)
+            log.warning("connection to %s failed (%s); reconnecting in %.2f s", server, last_error,
+                        max(0.0, min(delay, remaining)))
+            await asyncio.sleep(max(0.0, min(delay, remaining)))
+    finally:
+        seat.thread.close()

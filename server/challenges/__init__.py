@@ -1,0 +1,1 @@
+"""Practice matches and challenges between registered bots."""

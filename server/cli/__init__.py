@@ -1,0 +1,1 @@
+"""The ``bullring`` command line: serve, the ladder's commands, tournaments, challenges."""

@@ -1,0 +1,197 @@
+"""The ``bullring`` command line: the referee server, the ladder, bots, the arena, tournaments
+and replays.
+
+Ladder commands work on the database (--db) or on a running server (--server HOST:PORT).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from bullring import commandline as cli
+from bullring.server.cli import challenge as challenge_cli
+from bullring.server.cli import ladder as ladder_cli
+from bullring.server.cli import options
+from bullring.server.cli import tournament as server_tournament_cli
+
+
+def _replay_verify(args: argparse.Namespace) -> int:
+    from bullring.referee import replay
+    from bullring.referee.core import RefereeError
+
+    failures = checked = 0
+    for path in args.paths:
+        files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl")) \
+            if path.is_dir() else [path]
+        for file in files:
+            try:
+                replays = replay.loads(file.read_text(encoding="utf-8"),
+                                       lines=file.suffix == ".jsonl")
+            except (OSError, UnicodeDecodeError, RefereeError) as exc:
+                print(f"{file}: {exc}")
+                failures += 1
+                continue
+            for number, one in enumerate(replays, 1):
+                name = f"{file}:{number}" if file.suffix == ".jsonl" else str(file)
+                checked += 1
+                try:
+                    checked_from = replay.verify(one)
+                except RefereeError as exc:
+                    failures += 1
+                    print(f"{name}: MISMATCH {exc}")
+                    continue
+                if checked_from == replay.FROM_ROUNDS:
+                    print(f"{name}: verified from {checked_from}")
+    print(f"{checked} replays checked, {checked - failures} verified, {failures} failed")
+    return 1 if failures or not checked else 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from bullring.server import app
+    from bullring.server.ladder import seating as ladder
+    from bullring.server.transports.limits import Limits
+
+    sizes = {game: ladder.TableSize(low, high) for game, low, high in args.table_size}
+    settings: dict[str, dict[str, str]] = {}
+    for game, key, value in args.ladder_setting:
+        settings.setdefault(game, {})[key] = value
+    ladder_options = ladder.LadderOptions(args.ladder, sizes, settings, args.house_bots,
+                                          args.house_rest,
+                                          challenge_expiry_s=args.challenge_expiry)
+    server_options = app.ServerOptions(args.host, args.port, options.db_url(args),
+                                       args.start_timeout, ladder=ladder_options,
+                                       db_retry_s=args.db_retry,
+                                       http_port=None if args.http_port < 0 else args.http_port,
+                                       limits=Limits(args.max_connections, args.max_streams,
+                                                     args.max_body_kb * 1024,
+                                                     header_timeout_s=args.header_timeout,
+                                                     idle_timeout_s=args.idle_timeout),
+                                       human_matches=args.human_matches)
+    return app.main(server_options)
+
+
+def _add_serve(commands: cli.Commands) -> None:
+    serve = commands.add_parser(
+        "serve", help="run the referee server: gRPC, the HTTP API and the web page")
+    serve.add_argument("--host", default="127.0.0.1", type=cli.Host(),
+                       help="the address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=cli.Port(), default=50051,
+                       help="the gRPC port (default: 50051; 0 picks a free port)")
+    options.add_db(serve, reads_only=False)
+    serve.add_argument("--start-timeout", type=cli.Seconds(0, strict=True), default=60.0,
+                       metavar="SECONDS",
+                       help="how long a match waits for all its bots before starting anyway "
+                            "(default: 60)")
+    serve.add_argument("--db-retry", type=cli.Seconds(0), default=30.0, metavar="SECONDS",
+                       help="how long a database call is retried while the database is "
+                            "unavailable (a locked SQLite file, a PostgreSQL restart; "
+                            "default: 30)")
+    serve.add_argument("--ladder", default=("six_nimmt", "no_thanks"), type=cli.GameList(),
+                       metavar="GAME,...",
+                       help="games whose ladders run (default: six_nimmt,no_thanks)")
+    serve.add_argument("--table-size", action="append", default=[], type=cli.TableSizeArg(),
+                       metavar="GAME=MIN-MAX",
+                       help="ladder table sizes (default: six_nimmt=4-5, no_thanks=4)")
+    serve.add_argument("--ladder-setting", action="append", default=[],
+                       type=cli.LadderSetting(), metavar="GAME:KEY=VALUE",
+                       help="a setting of every ladder match of GAME")
+    serve.add_argument("--house-bots", default=(), type=cli.HouseBotList(), metavar="NAME,...",
+                       help="house bots the server plays on the ladders (greedy,random,...; "
+                            "a name given twice is two bots)")
+    serve.add_argument("--house-rest", type=cli.Seconds(0), default=1.0, metavar="SECONDS",
+                       help="a house bot's pause between ladder matches (default: 1)")
+    serve.add_argument("--challenge-expiry", type=cli.Seconds(0, strict=True),
+                       default=3600.0, metavar="SECONDS",
+                       help="a challenge not answered by all its opponents within this "
+                            "expires (default: 3600)")
+    serve.add_argument("--http-port", type=cli.Port(allow_off=True), default=8080,
+                       help="port of the HTTP API and web page (default: 8080; 0 picks a free "
+                            "port, -1: off)")
+    serve.add_argument("--human-matches", type=cli.non_negative(), default=8, metavar="N",
+                       help="matches for people (the web page's \"play against the bots\") "
+                            "open at once (default: 8; 0: no such button)")
+    limits = serve.add_argument_group(
+        "limits", "what clients may hold, the same on the gRPC and the HTTP port")
+    limits.add_argument("--max-connections", type=cli.non_negative(), default=0, metavar="N",
+                        help="open connections per port (default: 0, half of the open-file "
+                             "limit less a reserve, each)")
+    limits.add_argument("--max-streams", type=cli.positive(), default=1000, metavar="N",
+                        help="concurrent gRPC streams per connection (default: 1000)")
+    limits.add_argument("--max-body-kb", type=cli.positive(), default=1024, metavar="KB",
+                        help="largest HTTP request body, refused with 413 before it is read "
+                             "(default: 1024)")
+    limits.add_argument("--header-timeout", type=cli.Seconds(0, strict=True), default=10.0,
+                        metavar="SECONDS",
+                        help="a new connection's handshake (gRPC), a request head (HTTP) and "
+                             "a Play stream's Join must arrive within this, else it is closed "
+                             "(default: 10)")
+    limits.add_argument("--idle-timeout", type=cli.Seconds(0, strict=True), default=60.0,
+                        metavar="SECONDS",
+                        help="a connection with no call in progress is closed after this "
+                             "(default: 60)")
+    cli.command(serve, _serve)
+
+
+def _bot(args: argparse.Namespace) -> int:
+    from bullring.sdk.cli import bot as runner_cli
+
+    return runner_cli.run_from_args(args)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from bullring.sdk.cli import mcp as mcp_cli
+
+    return mcp_cli.run_from_args(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser of every ``bullring`` subcommand."""
+    from bullring.sdk.cli import arena as arena_cli
+    from bullring.sdk.cli import bot as runner_cli
+    from bullring.sdk.cli import mcp as mcp_cli
+    from bullring.sdk.cli import tournament as tournament_cli
+    from bullring.server.cli import health as health_probe
+
+    parser = cli.new_parser("bullring", __doc__)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    _add_serve(commands)
+    bot = commands.add_parser("bot", help="play a seat (or a game's ladder) with a bot")
+    runner_cli.add_arguments(bot)
+    cli.command(bot, _bot)
+    agent = commands.add_parser("mcp", help="serve a seat (or a ladder) to an LLM agent over "
+                                            "MCP, stdio or streamable HTTP")
+    mcp_cli.add_arguments(agent)
+    cli.command(agent, _mcp)
+    ladder_cli.add_commands(commands)
+    challenge_cli.add_commands(commands)
+
+    replay = commands.add_parser("replay", help="export stored replays, verify replay files")
+    replay_commands = replay.add_subparsers(dest="replay_command", required=True,
+                                            metavar="COMMAND")
+    ladder_cli.add_replay_export(replay_commands)
+    verify = replay_commands.add_parser("verify", help="replay files through the engine")
+    verify.add_argument("paths", nargs="+", type=cli.ReadablePath(), metavar="FILE|DIR")
+    cli.command(verify, _replay_verify)
+
+    arena_parser = commands.add_parser("arena", help="play many local games between bots")
+    arena_cli.add_arguments(arena_parser)
+    cup = commands.add_parser("tournament", help="a round-robin or duplicate tournament, "
+                                                 "played here or live on a server",
+                              description=tournament_cli.__doc__.split("\n\n")[1] + "\n\n"
+                              + server_tournament_cli.__doc__.split("\n\n")[0])
+    server_tournament_cli.add_arguments(cup)
+    probe = commands.add_parser("health", help="ask a server whether it is SERVING")
+    health_probe.add_arguments(probe)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``bullring`` command and return its exit status."""
+    return cli.run("bullring", build_parser(), argv, options.classify)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

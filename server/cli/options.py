@@ -1,0 +1,108 @@
+"""The options the server's commands share: where the ladder is (``--db`` or ``--server``),
+the admin token, and how database and store errors become one line and an exit status.
+
+Imported before every ``bullring`` command runs: nothing heavy at the top (the database
+layer loads only when a command opens the database).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from bullring import commandline as cli
+from bullring.server.store.base import DEFAULT_DB
+
+if TYPE_CHECKING:
+    from bullring.server.store import Store
+
+
+CLI_DB_RETRY_S = 3.0
+"""How long a command retries a database that is unavailable (the server: ``--db-retry``)."""
+
+
+def add_db(parser: argparse.ArgumentParser, *, reads_only: bool,
+           group: argparse._MutuallyExclusiveGroup | None = None) -> None:
+    """Add ``--db``; a command that only reads refuses a SQLite file that is not there
+    (it never creates a database)."""
+    where = group or parser
+    where.add_argument("--db", type=cli.DatabaseUrl(existing=reads_only), default=None,
+                       metavar="URL",
+                       help=f"database URL (default: {DEFAULT_DB}"
+                            f"{', which must exist' if reads_only else ''})")
+
+
+def add_ladder_location(parser: argparse.ArgumentParser, *, reads_only: bool,
+                        admin: bool) -> None:
+    """Add ``--db URL`` or ``--server HOST:PORT`` (one of them), and ``--admin-token`` when
+    the command changes the ladder."""
+    where = parser.add_mutually_exclusive_group()
+    add_db(parser, reads_only=reads_only, group=where)
+    where.add_argument("--server", type=cli.ServerAddress(), metavar="HOST:PORT",
+                       help="ask this server over gRPC instead of opening the database")
+    if admin:
+        parser.add_argument("--admin-token", type=cli.Token(), metavar="TOKEN",
+                            help="with --server: the admin token (default: "
+                                 "$BULLRING_ADMIN_TOKEN)")
+
+
+def db_url(args: argparse.Namespace) -> str:
+    """The ``--db`` URL given, else the default (checked as the option would be)."""
+    if args.db is not None:
+        return str(args.db)
+    reads_only = getattr(args, "reads_only", False)
+    try:
+        return str(cli.DatabaseUrl(existing=reads_only)(DEFAULT_DB))
+    except argparse.ArgumentTypeError as exc:
+        raise cli.UsageError(f"--db: {exc}") from None
+
+
+def open_store(args: argparse.Namespace) -> Store:
+    """The store of ``--db`` (or the default file); a ``DatabaseError`` when it cannot be
+    opened."""
+    from bullring.server.store import Store
+
+    return Store(db_url(args), CLI_DB_RETRY_S)
+
+
+def admin_token(args: argparse.Namespace) -> str:
+    """``--admin-token`` or ``$BULLRING_ADMIN_TOKEN``; a ``UsageError`` when neither is set."""
+    token = getattr(args, "admin_token", None) or os.environ.get("BULLRING_ADMIN_TOKEN")
+    if not token:
+        raise cli.UsageError("--admin-token: --server needs the admin token (--admin-token or "
+                             "$BULLRING_ADMIN_TOKEN)")
+    return str(token)
+
+
+def classify(exc: BaseException) -> cli.CommandError | None:
+    """Database, store and match-setup errors as one-line ``CommandError``s (None for any
+    other error: a bug, shown with its traceback)."""
+    if "bullring.server.errors" in sys.modules:
+        from bullring.server.errors import MatchElsewhereError, status_of
+        from bullring.server.store.instances import DatabaseBusyError
+
+        if isinstance(exc, DatabaseBusyError | MatchElsewhereError):
+            return cli.DatabaseError(str(exc))
+        status = status_of(exc)  # the one table; the database's own errors are below
+        if status is not None and status.grpc.name in ("NOT_FOUND", "ALREADY_EXISTS"):
+            return cli.NotFoundError(str(exc))
+        if status is not None and status.http != 503:
+            return cli.UsageError(str(exc))
+    if "sqlalchemy" in sys.modules:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from bullring.server.errors import DatabaseUnavailableError
+
+        if isinstance(exc, SQLAlchemyError | DatabaseUnavailableError):
+            return cli.DatabaseError(database_problem(exc))
+    return None
+
+
+def database_problem(exc: BaseException) -> str:
+    """One line saying why the database failed, without SQLAlchemy's SQL and links."""
+    inner = getattr(exc, "orig", None) or exc.__cause__ or exc
+    text = str(inner).strip().splitlines()
+    first = text[0] if text else type(inner).__name__
+    return f"the database failed: {first}"

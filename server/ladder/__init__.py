@@ -1,0 +1,1 @@
+"""The ladder: sessions of connected bots, seating, its rules and ratings."""

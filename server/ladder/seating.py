@@ -1,0 +1,397 @@
+"""The ladder: registered bots wait on a game's queue and the server keeps seating them.
+
+Whenever bots are waiting, the matchmaker forms as many tables as it can (table sizes per
+game), taking the least recently seated bots first so none starves; house bots the server
+plays itself wait on the queues too. Seating claims each bot in the database
+(``Store.seat_ladder_match``), so servers sharing a PostgreSQL database never seat a bot
+twice, and those servers take turns at the tables they all can seat
+(``bullring.server.store.turns``); the result and the rating updates are stored in one transaction.
+The connected bots' streams are kept by ``bullring.server.ladder.sessions``; table sizes, options
+and
+challenge checks are in ``bullring.server.ladder.rules``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import psycopg
+
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.registry import get_game
+from bullring.sdk.house import HOUSE_BOTS
+from bullring.server.errors import DatabaseUnavailableError
+from bullring.server.ladder.rules import (
+    DEFAULT_TABLE_SIZES,
+    LadderOptions,
+    TableSize,
+    house_names,
+    make_challenge,
+    plan_tables,
+    practice_seat_names,
+)
+from bullring.server.ladder.sessions import NEVER, LadderSession, LadderSessions, Waiter
+from bullring.server.match.hub import MatchHub
+from bullring.server.match.runner import MatchRunner
+from bullring.server.match.setup import fresh_seed
+from bullring.server.store import FREED_CHANNEL, HOUSE_PREFIX, Challenge, MatchConfig, Store
+from bullring.server.store.instances import InstanceGuard
+from bullring.server.store.models import BotRow
+from bullring.server.store.turns import TURN_GRACE_S, LadderTurns, TurnElsewhereError
+from bullring.server.tournaments.live import Tournaments
+
+__all__ = ["DEFAULT_TABLE_SIZES", "Ladder", "LadderOptions", "LadderSession",
+           "TableSize", "house_names", "make_challenge", "plan_tables"]
+
+log = logging.getLogger("bullring.ladder")
+
+RETRY_S = 0.5
+"""How soon the matchmaker looks again after another server seated a bot it wanted."""
+STOP_S = 10.0
+"""How long stopping waits for a table being seated."""
+BOT_CHECK_S = 0.5
+"""How often the registry is read for the connected bots: a token rotated or a bot disabled
+by another process (``bullring bots``, another server) ends its streams within this."""
+LISTEN_RETRY_S = 2.0
+"""How soon listening for freed bots is tried again after the connection failed."""
+
+
+class Ladder(LadderSessions):
+    """The matchmaker and the ladder sessions of one server process."""
+
+    def __init__(self, store: Store, hub: MatchHub, options: LadderOptions,
+                 guard: InstanceGuard | None = None) -> None:
+        super().__init__(hub, options)
+        self.store = store
+        self.guard = guard
+        self.turns = LadderTurns(store, hub.instance)
+        """This server's part in the turns of servers sharing a PostgreSQL database."""
+        self._resting: set[str] = set()
+        self._seatings: dict[str, int] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._random = random.Random()
+        self._retry_due = False
+        self._last_table: dict[str, float] = {}
+        self._published: dict[str, set[str]] = {}
+        self._left_since: dict[str, float] = {}
+        """Per game: since when this server leaves a table to the server whose turn it is."""
+        self.tournaments = Tournaments(store, self.settings, hub.instance, self.poke)
+        """The live tournaments this ladder seats between its matches."""
+
+    async def start(self) -> None:
+        """Register the house bots, take part in the turns, start the matchmaker."""
+        for name, kind in house_names(self.options.house_bots):
+            await asyncio.to_thread(self.store.ensure_house_bot, name, kind)
+            row = await asyncio.to_thread(self.store.bot, name)
+            self.house[name] = Waiter(name, kind, row.last_seated_at or NEVER)
+            self._house_games[name] = tuple(g for g in self.options.games
+                                            if get_game(g).id in HOUSE_BOTS[kind].games)
+        await asyncio.to_thread(self.turns.register, self.settings)
+        self._tasks.append(asyncio.create_task(self._matchmaker(), name="ladder-matchmaker"))
+        self._tasks.append(asyncio.create_task(self._check_bots(), name="ladder-bot-check"))
+        if self.turns.shared:
+            self._tasks.append(asyncio.create_task(self._sweeper(), name="ladder-sweeper"))
+            self._tasks.append(asyncio.create_task(self._listen(), name="ladder-listen"))
+        self.poke()
+
+    async def stop(self) -> None:
+        """Stop forming matches (a table being seated is seated and started, so the hub's
+        shutdown aborts it as it does every match), leave the turns and close every ladder
+        stream."""
+        self._stopping = True
+        self.poke()
+        matchmaker = self._tasks[0] if self._tasks else None
+        others = self._tasks[1:]
+        for task in others:
+            task.cancel()
+        if matchmaker is not None:
+            try:
+                await asyncio.wait_for(matchmaker, STOP_S)
+            except TimeoutError:
+                log.warning("the matchmaker did not stop within %s s", STOP_S)
+        await asyncio.gather(*others, return_exceptions=True)
+        try:
+            await asyncio.to_thread(self.turns.forget)
+        except DatabaseUnavailableError as exc:  # the sweeper of another server does it
+            log.warning("leaving the ladder turns: %s", exc)
+        for session in list(self.sessions.values()):
+            self._close(session)
+
+    # -- matchmaking -----------------------------------------------------------------------
+
+    async def _matchmaker(self) -> None:
+        while not self._stopping:
+            await self._wake.wait()
+            self._wake.clear()
+            # House bots play several games: the game that formed a table longest ago first.
+            for game in sorted(self.settings, key=lambda g: self._last_table.get(g, 0.0)):
+                try:
+                    await self._form(game)
+                except asyncio.CancelledError:
+                    raise
+                except DatabaseUnavailableError:
+                    log.warning("forming %s tables: the database is unavailable; trying "
+                                "again soon", game)
+                    self._retry()
+                except Exception:
+                    log.exception("forming %s tables failed; trying again on the next change",
+                                  game)
+
+    async def _sweeper(self) -> None:
+        """Abort the matches of servers that died (PostgreSQL: their lock is gone)."""
+        while True:
+            await asyncio.sleep(self.options.sweep_s)
+            if self.guard is None:
+                continue
+            try:
+                await asyncio.to_thread(self.guard.check)
+                aborted = await asyncio.to_thread(self.store.abort_orphans, self.hub.instance,
+                                                  self.guard.is_alive)
+            except DatabaseUnavailableError as exc:
+                log.warning("looking for dead servers' matches: %s; trying again in %s s",
+                            exc, self.options.sweep_s)
+                continue
+            if aborted:
+                log.warning("aborted %d matches of a server that is gone", len(aborted))
+                self.poke()
+            try:
+                gone = await asyncio.to_thread(self.turns.forget_dead, self.guard.is_alive)
+            except DatabaseUnavailableError:
+                continue  # looked at again on the next sweep
+            if gone:
+                log.warning("servers %s are gone: they take no more turns", ", ".join(gone))
+                self.poke()
+
+    async def _check_bots(self) -> None:
+        """End the streams of connected bots whose token was rotated, or who were disabled,
+        by anyone (this server's admin calls end them at once themselves)."""
+        while True:
+            await asyncio.sleep(BOT_CHECK_S)
+            names = [s.bot for s in self.sessions.values() if s.open]
+            if not names:
+                continue
+            try:
+                found = await asyncio.to_thread(self.store.bot_states, names)
+            except DatabaseUnavailableError:
+                continue  # looked at again on the next check
+            for name in names:
+                session = self.sessions.get(name)
+                if session is None or not session.open:
+                    continue
+                token_hash, enabled = found.get(name, (None, False))
+                if token_hash != session.token_hash:
+                    self.revoke(name, pb.CLOSE_REASON_TOKEN_REVOKED)
+                elif not enabled:
+                    self.revoke(name, pb.CLOSE_REASON_BOT_DISABLED)
+
+    async def _listen(self) -> None:
+        """Wake the matchmaker whenever any server frees bots or seats a table (PostgreSQL
+        LISTEN on ``FREED_CHANNEL``)."""
+        url = self.store.listen_url()
+        assert url is not None
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+                    await conn.execute(f"LISTEN {FREED_CHANNEL}")
+                    self.poke()  # bots freed while this was not listening
+                    async for _ in conn.notifies():
+                        self.poke()
+            except psycopg.Error as exc:
+                log.warning("listening for freed bots: %s; again in %s s", exc,
+                            LISTEN_RETRY_S)
+                await asyncio.sleep(LISTEN_RETRY_S)
+
+    def _waiting(self, game: str) -> list[Waiter]:
+        waiting = [Waiter(s.bot, None, self._last.get(s.bot, NEVER))
+                   for s in self.rated_streams(game) if s.bot not in self.seated]
+        waiting += [w for w in self.house.values()
+                    if game in self._house_games[w.name] and w.name not in self.seated
+                    and w.name not in self._resting]
+        return waiting
+
+    async def _publish(self, game: str) -> None:
+        """Tell the servers sharing the database which bots this one can seat on ``game``'s
+        ladder, when that changed: its turn comes only at tables it can seat."""
+        present = {s.bot for s in self.rated_streams(game)}
+        present.update(n for n in self.house if game in self._house_games[n])
+        if self.turns.shared and present != self._published.get(game):
+            await asyncio.to_thread(self.turns.publish, game, present)
+            self._published[game] = present
+
+    async def _form(self, game: str) -> None:
+        await self._publish(game)
+        await self._seat_tournaments(game)
+        await self._seat_challenges(game)
+        size = self.sizes[game]
+        waiting = self._waiting(game)
+        if len(waiting) < size.minimum:
+            self._left_since.pop(game, None)  # no table to leave to another server now
+            return
+        free = await asyncio.to_thread(self.store.free_bots, [w.name for w in waiting])
+        waiting = self._waiting(game)
+        if any(w.name not in free for w in waiting):
+            self._retry()  # seated by another server: look again soon
+        waiting = [w for w in waiting if w.name in free]
+        self._random.shuffle(waiting)
+        # Least recently seated first; among equals, who played least here; else at random.
+        waiting.sort(key=lambda w: (w.last_seated, self._seatings.get(w.name, 0)))
+        tables = plan_tables(len(waiting), size)
+        if not tables:
+            self._left_since.pop(game, None)
+        for count in tables:
+            if self._stopping:
+                return
+            table, waiting = waiting[:count], waiting[count:]
+            self._random.shuffle(table)
+            if not await self._seat(game, table):
+                return  # the next table is another server's turn too: it looks itself
+
+    async def _seat(self, game: str, table: list[Waiter]) -> bool:
+        """Seat ``table``; False when it is another server's turn (``bullring.server.store.turns``),
+        which is given ``TURN_GRACE_S`` to take it before this server seats it itself."""
+        names = [w.name for w in table]
+        seed = fresh_seed()  # not from self._random: published seeds would reveal its state
+        settings = self.settings[game]
+        tokens = {s.bot: s.token_hash for s in self.sessions.values()
+                  if s.bot in names and s.token_hash is not None}
+        loop = asyncio.get_running_loop()
+        since = self._left_since.get(game)
+        defer = since is None or loop.time() - since < TURN_GRACE_S
+        try:
+            match_id = await asyncio.to_thread(self.store.seat_ladder_match, game, settings,
+                                               seed, names, self.hub.instance, tokens, defer)
+        except TurnElsewhereError as exc:
+            if since is None:
+                self._left_since[game] = loop.time()
+                loop.call_later(TURN_GRACE_S, self.poke)
+            log.debug("%s; leaving it %s", exc, names)
+            return False
+        self._left_since.pop(game, None)
+        if match_id is None:
+            log.info("could not claim %s (seated elsewhere meanwhile); trying again soon",
+                     names)
+            self._retry()
+            return True
+        now = datetime.now(UTC)
+        for name in names:
+            self._last[name] = now
+            self._seatings[name] = self._seatings.get(name, 0) + 1
+            if name in self.house:
+                self.house[name].last_seated = now
+        self._start(MatchConfig(match_id, game, dict(settings), seed, tuple(names),
+                                {s: w.house for s, w in enumerate(table) if w.house},
+                                "running", rated=True), names)
+        log.info("ladder match %s (%s): %s", match_id, game, ", ".join(names))
+        return True
+
+    def _start(self, config: MatchConfig, bots: Sequence[str]) -> None:
+        """Start a stored match here, attaching the streams of its registered ``bots``."""
+        def attach(runner: MatchRunner) -> None:
+            for seat, name in enumerate(config.seat_names):
+                if name not in bots:
+                    continue  # a practice match's house seat
+                self.seated[name] = (runner, seat)
+                session = self.sessions.get(name)
+                if session is not None and session.open and name not in self.house:
+                    _, connection = runner.attach(seat, session.outbox)
+                    session.seat = (runner, seat, connection)
+
+        self._last_table[config.game] = asyncio.get_running_loop().time()
+        self.hub.start(config, attach, self._after)
+
+    # -- practice matches and challenges ---------------------------------------------------
+
+    def challenge(self, bot: BotRow, game: str, opponents: Sequence[str]) -> Challenge:
+        """Check a challenge of ``bot`` at ``game`` against ``opponents`` (``house:KIND`` or
+        registered bots, in seat order after it) and store it (a blocking call). It is
+        seated, unrated, once accepted and once its registered bots wait on the ladder."""
+        house = {name: str(w.house) for name, w in self.house.items()}
+        return make_challenge(self.store, bot, game, opponents, tuple(self.settings), house,
+                              self.options.challenge_expiry_s)
+
+    def answered(self) -> None:
+        """A challenge was accepted: seat it as soon as its bots wait (this server pokes;
+        others on PostgreSQL are told by the database)."""
+        if self.store.sqlite:
+            self.poke()
+
+    async def _seat_challenges(self, game: str) -> None:
+        """Seat the accepted challenges of ``game`` whose registered bots all wait here."""
+        waiting = {s.bot for s in self.sessions.values()
+                   if s.game == game and s.open and s.bot not in self.seated}
+        if not waiting:
+            return
+        for challenge in await asyncio.to_thread(self.store.ready_challenges, game):
+            if self._stopping:
+                return
+            if not all(b in waiting and b not in self.seated for b in challenge.bots):
+                continue
+            seed = fresh_seed()
+            settings = self.settings[game]
+            specs = (challenge.challenger, *challenge.opponents)
+            names = practice_seat_names(specs)
+            match_id = await asyncio.to_thread(self.store.seat_challenge, challenge, settings,
+                                               seed, names, self.hub.instance)
+            if match_id is None:
+                continue  # seated by another server, or a bot plays elsewhere: freed later
+            house = {seat: spec[len(HOUSE_PREFIX):] for seat, spec in enumerate(specs)
+                     if spec.startswith(HOUSE_PREFIX)}
+            self._start(MatchConfig(match_id, game, dict(settings), seed, tuple(names), house,
+                                    "running", rated=False), challenge.bots)
+            log.info("practice match %s (%s) of challenge %s: %s", match_id, game,
+                     challenge.id, ", ".join(names))
+
+    async def _seat_tournaments(self, game: str) -> None:
+        """Seat the next game of each live tournament of ``game`` whose bots wait here."""
+        waiting = {s.bot for s in self.sessions.values()
+                   if s.game == game and s.open and s.bot not in self.seated}
+        loop = asyncio.get_running_loop()
+        started, again = await asyncio.to_thread(self.tournaments.seat, game, waiting,
+                                                 set(self.seated), loop.time())
+        for config in started:
+            self._start(config, config.seat_names)
+        if again is not None:
+            loop.call_later(again, self.poke)
+
+    async def _after(self, runner: MatchRunner) -> None:
+        """A ladder match is over and stored: its bots wait again (house bots after a rest)."""
+        for name in runner.config.seat_names:
+            if self.seated.get(name, (None, 0))[0] is runner:
+                del self.seated[name]
+            session = self.sessions.get(name)
+            if session is not None and session.seat is not None and session.seat[0] is runner:
+                session.seat = None
+                if session.matches_left:
+                    session.matches_left -= 1
+                    if not session.matches_left:  # its MatchEnded is in the outbox already
+                        session.open = False
+                        session.outbox.end(pb.Closed(
+                            reason=pb.CLOSE_REASON_MATCHES_PLAYED,
+                            message=f"the {session.game} matches this connection asked for "
+                                    f"have been played"))
+                if session.open:  # it waits for its next match on the same connection
+                    session.outbox.put_message(pb.PlayResponse(
+                        ladder_queued=pb.LadderQueued(game=session.game, bot=name)))
+            if name in self.house and self.options.house_rest_s > 0:
+                self._resting.add(name)
+                asyncio.get_running_loop().call_later(self.options.house_rest_s,
+                                                      self._rested, name)
+        await asyncio.to_thread(self.tournaments.ended, runner)
+        self.poke()  # which server seats the freed bots is settled by the turns
+
+    def _retry(self) -> None:
+        if not self._retry_due:
+            self._retry_due = True
+            asyncio.get_running_loop().call_later(RETRY_S, self._retried)
+
+    def _retried(self) -> None:
+        self._retry_due = False
+        self.poke()
+
+    def _rested(self, name: str) -> None:
+        self._resting.discard(name)
+        self.poke()

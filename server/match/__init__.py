@@ -1,0 +1,1 @@
+"""A live match: its runner (the only owner of time), clock, feed and outboxes."""

@@ -1,0 +1,1 @@
+"""Live tournaments among registered bots, played on the server beside the ladder."""

@@ -1,0 +1,1 @@
+"""The gRPC side: servicers that translate protobuf to domain values and hand over."""

@@ -1,0 +1,122 @@
+"""The FastAPI application: the JSON API, its OpenAPI document and the web page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.server.transports.http import (
+    admin,
+    browse,
+    challenges,
+    errors,
+    feed,
+    human,
+    play,
+    proto_schema,
+    tournaments,
+)
+from bullring.server.transports.http.context import ApiContext
+
+WEB = Path(__file__).resolve().parents[2] / "web"
+"""The web page's static files (no build step)."""
+
+DESCRIPTION = """\
+Bullring's HTTP API: leaderboard, bots, matches, replays, a live public feed of each match
+(Server-Sent Events), HTTP play for bots without gRPC, matches for a person in the browser,
+practice matches and challenges, and admin operations.
+
+Every error is JSON: `{"error": {"code": "stable_code", "message": "..."}}`.
+Seat tokens, registered bots' tokens and the admin token go in `Authorization: Bearer TOKEN`.
+"""
+
+
+def build_app(ctx: ApiContext) -> FastAPI:
+    """The HTTP application over ``ctx``'s hub and store."""
+    app = FastAPI(title="Bullring", version="1", description=DESCRIPTION,
+                  docs_url=None, redoc_url=None)
+    app.state.bullring = ctx
+    errors.install(app)
+    for module in (browse, feed, play, human, challenges, tournaments, admin):
+        app.include_router(module.router)
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(WEB / "index.html", headers={"Cache-Control": "no-cache"})
+
+    @app.get("/api/docs", include_in_schema=False)
+    async def docs() -> FileResponse:
+        """The API's reference, drawn in the browser from /openapi.json by the page's own
+        script (nothing is loaded from another site)."""
+        return FileResponse(WEB / "docs.html", headers={"Cache-Control": "no-cache"})
+
+    app.mount("/static", StaticFiles(directory=WEB), name="static")
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI document, with every error response in our JSON shape (not the
+    framework's 422 shape, nor an event stream's media type)."""
+    if app.openapi_schema is not None:
+        return app.openapi_schema
+    schema = get_openapi(title=app.title, version=app.version, description=app.description,
+                         routes=app.routes)
+    error_ref = {"$ref": "#/components/schemas/ErrorBody"}
+    for path in schema.get("paths", {}).values():
+        for operation in path.values():
+            for status, response in operation.get("responses", {}).items():
+                if status.startswith(("4", "5")):  # errors are JSON, whatever the route sends
+                    response["content"] = {"application/json": {"schema": error_ref}}
+                    if status == "422":
+                        response["description"] = "invalid_request"
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError"):
+        components.pop(name, None)
+    components.setdefault("ErrorBody", errors.ErrorBody.model_json_schema(
+        ref_template="#/components/schemas/{model}"))
+    components.setdefault("ErrorDetail", errors.ErrorDetail.model_json_schema())
+    _contract_schemas(schema)
+    app.openapi_schema = schema
+    return schema
+
+
+PLAY_MESSAGES = (pb.PlayResponse, pb.WatchResponse, pb.SubmitAnswerResponse, pb.PublicEvent)
+"""The contract's messages the HTTP API sends (every message they hold comes too)."""
+STREAMS = {"/api/play/stream": ("PlayResponse", "the PlayResponse body (match_started, "
+                                "decision, accepted, rejected, event, match_ended, ...)"),
+           "/api/matches/{match_id}/feed": ("WatchResponse", "the WatchResponse body (event, "
+                                            "then match_ended)")}
+"""The Server-Sent Events routes: the message each event's data holds, and its names."""
+
+
+def _contract_schemas(schema: dict[str, Any]) -> None:
+    """Name the contract's messages in ``schema`` (proto3 JSON, from the .proto with its
+    comments) and describe the play and feed payloads with them: the decision request,
+    every event, the verdict, the poll result and the stream messages."""
+    components = schema["components"]["schemas"]
+    components.update(proto_schema.schemas(m.DESCRIPTOR for m in PLAY_MESSAGES))
+    components["Verdict"] = {**components["SubmitAnswerResponse"], "description": (
+        "The verdict on an answer, in-band with HTTP 200: accepted, or rejected with a reason "
+        "and a message (the gRPC SubmitAnswerResponse).")}
+    components["PollMessage"] = {
+        "description": "One message for the seat: a PlayResponse in proto3 JSON, numbered.",
+        "allOf": [proto_schema.ref("PlayResponse"), {
+            "type": "object", "required": ["seq"], "properties": {"seq": {
+                "type": "integer", "description": "This message's number on the seat's "
+                "connection; poll with after=seq to acknowledge it and get newer ones."}}}]}
+    poll = components["PollResult"]
+    poll["properties"]["messages"] = {
+        "type": "array", "items": proto_schema.ref("PollMessage"),
+        "description": "The messages numbered above 'after', oldest first."}
+    for path, (message, names) in STREAMS.items():
+        ok = schema["paths"][path]["get"]["responses"]["200"]
+        ok["description"] = (f"Server-Sent Events: the event name is {names}; the data is "
+                             f"the {message} in proto3 JSON; the id numbers the events.")
+        ok["content"] = {"text/event-stream": {"schema": proto_schema.ref(message)}}

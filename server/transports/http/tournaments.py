@@ -1,0 +1,129 @@
+"""Live tournaments over HTTP: anyone reads them (``GET /api/tournaments``, ``GET
+/api/tournaments/{id}``); the admin starts one (``POST /api/admin/tournaments``) and may
+cancel it (``POST /api/admin/tournaments/{id}/cancel``)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path
+from pydantic import BaseModel, Field
+
+from bullring.server.errors import NoLadderError, NotFoundError
+from bullring.server.store.models import TournamentRow
+from bullring.server.tournaments.live import (
+    DEFAULT_WAIT_S,
+    FORFEIT_AFTER,
+    cancel_tournament,
+)
+from bullring.server.tournaments.views import tournament_json
+from bullring.server.transports.http.context import Context, require_admin
+from bullring.server.transports.http.errors import error_responses
+
+router = APIRouter(tags=["tournaments"])
+
+TournamentId = Annotated[str, Path(min_length=1, max_length=64)]
+
+
+class TournamentIn(BaseModel):
+    """A live tournament to run among connected registered bots."""
+
+    game: str = Field(min_length=1, max_length=64, description="a game id, such as six_nimmt")
+    format: str = Field(description="round-robin or duplicate")
+    bots: list[str] = Field(min_length=2, max_length=16,
+                            description="registered bots' names; each table seats `seats`")
+    games: int = Field(ge=1, le=1000, description="games at every table (duplicate: rounded "
+                                                  "up to whole deals)")
+    seats: int | None = Field(default=None, ge=2, le=10,
+                              description="table size; default: every bot at one table")
+    wait_s: float = Field(default=DEFAULT_WAIT_S, ge=0, le=3600,
+                          description=f"how long a game waits for an absent bot before it "
+                                      f"is played with that seat on default actions; a bot "
+                                      f"absent at {FORFEIT_AFTER} of its games in a row "
+                                      f"forfeits (not waited for again)")
+
+
+class TournamentSummary(BaseModel):
+    """A tournament as the list shows it."""
+
+    tournament_id: str
+    game: str
+    format: str
+    bots: list[str]
+    games: int = Field(description="games at every table")
+    seats: int
+    status: str = Field(description="running, finished or cancelled")
+    played: int = Field(description="games over so far")
+    total: int = Field(description="games in the whole schedule")
+    created_at: str
+    finished_at: str | None
+
+    @classmethod
+    def of(cls, row: TournamentRow) -> TournamentSummary:
+        """The summary of a stored tournament."""
+        return cls(**tournament_json(row))
+
+
+class TournamentPage(TournamentSummary):
+    """A tournament with its standings (95% intervals; null with one unit) and schedule."""
+
+    forfeited: list[str]
+    standings: list[dict[str, Any]] = Field(
+        description="best first: bot, games, units, win_share(_ci95), mean_score(_ci95), "
+                    "vs_field(_ci95), mean_rank, forfeited")
+    schedule: list[dict[str, Any]] = Field(
+        description="every game in order: table, deal, rotation, seats, status (pending, "
+                    "running, finished, aborted or cancelled), match_id, absent, totals, "
+                    "ranks (a seed once the game is over)")
+
+    @classmethod
+    def full(cls, row: TournamentRow) -> TournamentPage:
+        """The page of a stored tournament."""
+        return cls(**tournament_json(row))
+
+
+class TournamentList(BaseModel):
+    """The newest tournaments, newest first."""
+
+    tournaments: list[TournamentSummary]
+
+
+@router.get("/api/tournaments", response_model=TournamentList)
+async def tournaments(ctx: Context) -> TournamentList:
+    """The newest live tournaments, newest first."""
+    rows = await asyncio.to_thread(ctx.store.tournaments)
+    return TournamentList(tournaments=[TournamentSummary.of(r) for r in rows])
+
+
+@router.get("/api/tournaments/{tournament_id}", response_model=TournamentPage,
+            responses=error_responses(404))
+async def tournament(ctx: Context, tournament_id: TournamentId) -> TournamentPage:
+    """One tournament: its standings so far and every game of its schedule."""
+    row = await asyncio.to_thread(ctx.store.tournament, tournament_id)
+    if row is None:
+        raise NotFoundError(f"no tournament {tournament_id!r}")
+    return TournamentPage.full(row)
+
+
+@router.post("/api/admin/tournaments", response_model=TournamentPage, status_code=201,
+             dependencies=[Depends(require_admin)],
+             responses=error_responses(400, 401, 403, 404, 409, 422))
+async def create(ctx: Context, body: TournamentIn) -> TournamentPage:
+    """Start a live tournament (admin): its games are seated, unrated, between the bots'
+    ladder matches as soon as the bots wait on the game's ladder."""
+    if ctx.ladder is None:
+        raise NoLadderError("this server runs no ladder")
+    row = await asyncio.to_thread(ctx.ladder.tournaments.create, body.game, body.format,
+                                  body.bots, body.games, body.seats, body.wait_s)
+    ctx.ladder.poke()
+    return TournamentPage.full(row)
+
+
+@router.post("/api/admin/tournaments/{tournament_id}/cancel", response_model=TournamentPage,
+             dependencies=[Depends(require_admin)], responses=error_responses(401, 403, 404, 409))
+async def cancel(ctx: Context, tournament_id: TournamentId) -> TournamentPage:
+    """Cancel a running tournament (admin): its games not started are not played; a game
+    under way plays to its end. Its status is then cancelled."""
+    row = await asyncio.to_thread(cancel_tournament, ctx.store, tournament_id)
+    return TournamentPage.full(row)
