@@ -68,7 +68,11 @@ class MatchHub:
         self._bots: dict[str, tuple[float, BotRow]] = {}
         self._revoked: dict[str, tuple[float, str]] = {}
         """Recently rotated tokens seen here, with what their callers are told."""
-        self._lock = asyncio.Lock()
+        self._starting: dict[str, asyncio.Future[MatchRunner]] = {}
+        """The matches whose runner is being started, by id: the seats that join meanwhile
+        wait for that one start. Starts of different matches go on side by side (one lock
+        for all of them held across their database calls made a join storm queue every
+        match behind every earlier one: tens of seconds at 512 joining bots)."""
         self.unstored: dict[str, asyncio.Task[None]] = {}
         """Matches over whose end waits for the database to come back, by id."""
 
@@ -127,19 +131,30 @@ class MatchHub:
         return await self.seat_for_token(token)
 
     async def runner(self, match_id: str) -> MatchRunner:
-        """The live runner of ``match_id``, started on first use."""
-        async with self._lock:
-            runner = self.runners.get(match_id)
-            if runner is not None:
-                return runner
-            config = await asyncio.to_thread(self.store.match_config, match_id)
-            if config.status in ("finished", "aborted"):
-                raise MatchOverError(f"match {match_id} is {config.status}")
-            await asyncio.to_thread(self.store.claim_match, match_id, self.instance)
-            runner = MatchRunner(config, self._stored, self.start_timeout_s)
-            self.runners[match_id] = runner
-            self.tasks[match_id] = asyncio.create_task(self._run(runner), name=f"match-{match_id}")
+        """The live runner of ``match_id``, started on first use (once, however many seats
+        join while it starts)."""
+        runner = self.runners.get(match_id)
+        if runner is not None:
             return runner
+        starting = self._starting.get(match_id)
+        if starting is None:
+            starting = self._starting[match_id] = asyncio.ensure_future(self._start(match_id))
+            starting.add_done_callback(lambda _: self._starting.pop(match_id, None))
+        # Shielded: a seat whose call is cancelled does not cancel the start the others
+        # wait for (the match is claimed once its start has begun).
+        return await asyncio.shield(starting)
+
+    async def _start(self, match_id: str) -> MatchRunner:
+        """Read ``match_id``'s configuration, claim it for this server and start its
+        runner."""
+        config = await asyncio.to_thread(self.store.match_config, match_id)
+        if config.status in ("finished", "aborted"):
+            raise MatchOverError(f"match {match_id} is {config.status}")
+        await asyncio.to_thread(self.store.claim_match, match_id, self.instance)
+        runner = MatchRunner(config, self._stored, self.start_timeout_s)
+        self.runners[match_id] = runner
+        self.tasks[match_id] = asyncio.create_task(self._run(runner), name=f"match-{match_id}")
+        return runner
 
     async def seat_runner(self, match_id: str, seat: int, games: Sequence[str] = ()
                           ) -> MatchRunner:
