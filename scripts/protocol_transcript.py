@@ -177,8 +177,8 @@ class Server:
                 self.grpc = found.group(1)
             elif found := re.search(r"HTTP API on (http://[^/\s]+)", line):
                 self.http = found.group(1)
-            elif found := re.search(r"admin token (\S+)", line):
-                self.admin = found.group(1)
+            elif "admin token written to" in line:  # beside the database, never in the log
+                self.admin = (folder / "transcript-admin-token").read_text().strip()
             if self.grpc and self.http and self.admin:
                 return
         raise RuntimeError(f"the server exited with status {self.proc.wait()} before serving")

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import ctypes.util
 import gc
 import logging
+import os
+import shlex
 import signal
 import socket
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from sqlalchemy.engine import make_url
 
 from bullring import commandline as cli
 from bullring.contract import wire
@@ -60,6 +66,8 @@ class ServerOptions:
     """What clients may hold on both ports: connections, streams, sizes, silences."""
     human_matches: int = 8
     """Matches for people the web page's button may have open at once (0: no button)."""
+    admin_token_file: Path | None = None
+    """Where the first start writes the admin token (None: ``admin_token_path(db)``)."""
 
 
 class RefereeServer:
@@ -153,13 +161,15 @@ async def serve(options: ServerOptions) -> None:
         port = await server.start()
     except OSError as exc:
         raise cli.UsageError(str(exc)) from None
+    admin = await asyncio.to_thread(server.store.ensure_admin_token)
+    kept = None if admin is None else _keep_admin_token(
+        admin, options.admin_token_file or admin_token_path(options.db), options.db)
     print(f"bullring: listening on {options.host}:{port} (database {options.db})", flush=True)
     if server.http is not None:
         print(f"bullring: web page and HTTP API on http://{_url_host(options.host)}:"
               f"{server.http.port}/ (OpenAPI: /openapi.json)", flush=True)
-    admin = await asyncio.to_thread(server.store.ensure_admin_token)
-    if admin is not None:
-        print(f"bullring: admin token {admin} (shown once; only its hash is stored)")
+    if kept is not None:
+        print(kept, flush=True)
     print(_welcome(server, f"{options.host}:{port}"), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -168,6 +178,51 @@ async def serve(options: ServerOptions) -> None:
     await stop.wait()
     print("bullring: shutting down", flush=True)
     await server.stop()
+
+
+ADMIN_TOKEN_FILE = "bullring-admin-token"
+"""The admin token's file when the database is not a SQLite file (in the working folder)."""
+
+
+def admin_token_path(db: str) -> Path:
+    """Where the first start writes the admin token: beside a SQLite database file, named
+    after it (``bullring.db``: ``bullring-admin-token``), else ``./bullring-admin-token``."""
+    if db.startswith("sqlite"):
+        database = make_url(db).database
+        if database and database != ":memory:":
+            file = Path(database)
+            return file.with_name(f"{file.stem}-admin-token")
+    return Path(ADMIN_TOKEN_FILE)
+
+
+def write_secret(path: Path, text: str) -> None:
+    """Write ``text`` and a newline to ``path``, readable and writable by its owner alone
+    (mode 0600 from its creation), replacing any file there whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text + "\n")
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _keep_admin_token(token: str, path: Path, db: str) -> str:
+    """Write the new admin token to ``path`` (never to the log: anyone who reads the log
+    could administer the server); the line that says where it went, or why it could not."""
+    shown = str(path) if path.is_absolute() or str(path).startswith(".") else f"./{path}"
+    try:
+        write_secret(path, token)
+    except OSError as exc:
+        return (f"bullring: could not write the admin token to {shown} "
+                f"({exc.strerror or exc}); make a new one with "
+                f"`bullring admin rotate-token --db {db}`")
+    return (f"bullring: admin token written to {shown} (mode 0600; only its hash is "
+            f"stored): export BULLRING_ADMIN_TOKEN=$(cat {shlex.quote(shown)})")
 
 
 GC_THRESHOLDS = (50_000, 20, 100)
@@ -321,8 +376,9 @@ def main(options: ServerOptions) -> int:
 
     A port in use or a database that cannot be opened ends the start with a ``CommandError``
     (one line) before anything listens."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    handler = logging.StreamHandler(sys.stderr)  # every record one line, clients' text escaped
+    handler.setFormatter(cli.OneLineFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
     noise = ClientNoise()
     for name in ("grpc._cython.cygrpc", "asyncio"):
         logging.getLogger(name).addFilter(noise)

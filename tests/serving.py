@@ -6,6 +6,8 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,15 +35,31 @@ class ServerProcess:
     """The HTTP API and web page's base URL, such as ``http://127.0.0.1:8123``."""
     files: int | None = None
     """The open-file limit to run it under (``ulimit -n``), if not the test's own."""
+    admin_file: Path | None = None
+    """Where it writes its first admin token: its default beside a SQLite database file,
+    else ``--admin-token-file`` in a temporary folder of its own (never the working one)."""
     _log: str | None = field(default=None, repr=False)
     """What it logged, once stopped."""
+    output: str = ""
+    """What it printed to standard output after its first two lines, once stopped (but
+    lines a test read itself)."""
 
     def start(self) -> ServerProcess:
         """Start the server and wait for the line that says where it listens."""
         self._log = None
+        from bullring.server.app import admin_token_path
+
+        extra = self.extra
+        if self.admin_file is None:
+            self.admin_file = admin_token_path(self.db)
+            if not self.admin_file.is_absolute():
+                folder = Path(tempfile.mkdtemp(prefix="bullring-admin-"))
+                self.admin_file = folder / self.admin_file.name
+        if "--admin-token-file" not in extra and self.admin_file != admin_token_path(self.db):
+            extra = [*extra, "--admin-token-file", str(self.admin_file)]
         self.proc = subprocess.Popen(
             [*self._limited(), *CLI, "serve", "--port", "0", "--http-port", "0", "--db", self.db,
-             *self.extra],
+             *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert self.proc.stdout is not None and self.proc.stderr is not None
@@ -70,7 +88,16 @@ class ServerProcess:
         if self._log is None:
             if self.proc.poll() is None:
                 self.proc.send_signal(signal.SIGTERM)
+            # stdout is read through its text buffer (readline read ahead into it), which
+            # communicate() would skip: in a thread, while communicate() reads the log.
+            stdout, self.proc.stdout = self.proc.stdout, None
+            rest: list[str] = []
+            reader = threading.Thread(target=lambda: rest.append(stdout.read() if stdout
+                                                                 else ""), daemon=True)
+            reader.start()
             _, self._log = self.proc.communicate(timeout=30)
+            reader.join(30)
+            self.output = "".join(rest)
         return self._log
 
     def kill(self) -> None:
@@ -94,6 +121,11 @@ class ServerProcess:
         return subprocess.Popen([*CLI, "bot", "--server", self.address, "--token", token,
                                  *args, bot], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
+
+    def first_admin_token(self) -> str:
+        """The admin token the server wrote at its first start (to ``admin_file``)."""
+        assert self.admin_file is not None
+        return self.admin_file.read_text(encoding="utf-8").strip()
 
     def admin_token(self) -> str:
         """A fresh admin token for this server's database (``bullring admin rotate-token``)."""

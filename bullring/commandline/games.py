@@ -92,12 +92,12 @@ class BotSpec(ArgType):
     loaded when the command starts."""
 
     good = "house:random"
-    _MODULE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+    _MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
     def __init__(self, bare_house: bool = False) -> None:
         self.bare_house = bare_house
         self.bad = ("house:nobody", "nobody" if bare_house else "random", "x.py:Bot",
-                    "a b:C")
+                    "a b:C", "mod\n:Bot")
         if bare_house:
             self.good = "random"
 
@@ -120,7 +120,7 @@ class BotSpec(ArgType):
             path = Path(where).expanduser()
             if not path.is_file() or not os.access(path, os.R_OK):
                 self.fail(f"bad bot {text!r}: no such file {where!r}")
-        elif not self._MODULE.match(where):
+        elif not self._MODULE.fullmatch(where):
             self.fail(f"bad bot {text!r}: {where!r} is neither a module name nor a path to "
                       f"a .py file")
         return text

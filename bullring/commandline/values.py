@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
+from bullring.commandline.logs import has_control_characters
+
 # --------------------------------------------------------------------------- argument types
 
 
@@ -118,8 +120,8 @@ class Host(ArgType):
     """A host name or IP address to listen on or connect to."""
 
     good = "127.0.0.1"
-    bad = ("", "no such host", "[::1")
-    _NAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
+    bad = ("", "no such host", "[::1", "localhost\n")
+    _NAME = re.compile(r"(?=.{1,253}\Z)[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?")
 
     def __call__(self, text: str) -> str:
         host = text[1:-1] if text.startswith("[") and text.endswith("]") else text
@@ -128,9 +130,27 @@ class Host(ArgType):
             return host
         except ValueError:
             pass
-        if not self._NAME.match(host):
+        if not self._NAME.fullmatch(host):
             self.fail(f"must be a host name or IP address, not {text!r}")
         return host
+
+
+class Origin(ArgType):
+    """A web page's origin as a browser sends it, ``scheme://host[:port]`` (lower case)."""
+
+    good = "https://agent.example.org"
+    bad = ("agent.example.org", "*", "https://agent.example.org/page", "ftp://x.org", "null")
+
+    def __call__(self, text: str) -> str:
+        parts = urlsplit(text)
+        try:
+            parts.port  # noqa: B018 (checks the port)
+        except ValueError:
+            self.fail(f"{text!r} has a bad port")
+        if parts.scheme not in ("http", "https") or not parts.hostname or \
+                parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+            self.fail(f"must be an origin such as https://agent.example.org, not {text!r}")
+        return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 class ServerAddress(ArgType):
@@ -229,6 +249,20 @@ class WritableDir(ArgType):
         return path
 
 
+class WritableFile(ArgType):
+    """A file the command writes (replaced whole if there; its folder created when missing)."""
+
+    good = "out.txt"
+    bad = ("/proc/no-such-folder/x", "/dev/null/x", ".")
+
+    def __call__(self, text: str) -> Path:
+        path = Path(text)
+        if not path.name or path.is_dir():
+            self.fail(f"{text!r} is a folder, not a file")
+        writable_folder(path.parent, f"cannot write {text!r}", self.fail)
+        return path
+
+
 class ReadablePath(ArgType):
     """A file or folder the command reads."""
 
@@ -251,14 +285,14 @@ class Text(ArgType):
 
     def __init__(self, limit: int = 200, allow_empty: bool = True) -> None:
         self.limit, self.allow_empty = limit, allow_empty
-        self.bad = ("two\nlines", "x" * (limit + 1), *(() if allow_empty else ("",)))
+        self.bad = ("two\nlines", "a\u2028b", "x" * (limit + 1), *(() if allow_empty else ("",)))
 
     def __call__(self, text: str) -> str:
         if not text and not self.allow_empty:
             self.fail("must not be empty")
         if len(text) > self.limit:
             self.fail(f"must be at most {self.limit} characters, not {len(text)}")
-        if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        if has_control_characters(text):
             self.fail(f"must be one line of text without control characters, not {text!r}")
         return text
 
@@ -275,13 +309,14 @@ class Token(ArgType):
         return text
 
 
-BOT_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-"""What a registered bot's name may hold."""
+BOT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+"""What a registered bot's name may hold (the whole name: checked with ``fullmatch``, as
+every name and id here is; ``$`` would also match before a trailing newline)."""
 
 
 def bot_name_problem(name: str) -> str | None:
     """Why ``name`` cannot name a registered bot, or None when it can."""
-    if BOT_NAME.match(name):
+    if BOT_NAME.fullmatch(name):
         return None
     return f"bad bot name {name!r}: use 1-64 letters, digits, '-', '_' or '.'"
 
@@ -290,7 +325,7 @@ class BotName(ArgType):
     """The name of a registered bot."""
 
     good = "mybot"
-    bad = ("no spaces", "")
+    bad = ("no spaces", "", "mybot\n")
 
     def __call__(self, text: str) -> str:
         problem = bot_name_problem(text)
@@ -333,16 +368,16 @@ class MatchId(ArgType):
     """A stored match's id."""
 
     good = "1f2e3d4c5b6a"
-    bad = ("../etc", "")
-    _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+    bad = ("../etc", "", "1f2e3d4c5b6a\n")
+    _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
     def __call__(self, text: str) -> str:
-        if not self._ID.match(text):
+        if not self._ID.fullmatch(text):
             self.fail(f"{text!r} is not a match id (such as 1f2e3d4c5b6a)")
         return text
 
 
-_AGO = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+_AGO = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 
 
@@ -350,10 +385,10 @@ class When(ArgType):
     """An ISO date/time (UTC unless it says otherwise) or an age such as ``30m``, ``2h``."""
 
     good = "2h"
-    bad = ("yesterday", "99999999d")
+    bad = ("yesterday", "99999999d", "2h\n")
 
     def __call__(self, text: str) -> datetime:
-        ago = _AGO.match(text)
+        ago = _AGO.fullmatch(text)
         try:
             if ago:
                 return datetime.now(UTC) - timedelta(**{_UNITS[ago.group(2)]:

@@ -68,7 +68,8 @@ def _serve(args: argparse.Namespace) -> int:
                                                      args.max_body_kb * 1024,
                                                      header_timeout_s=args.header_timeout,
                                                      idle_timeout_s=args.idle_timeout),
-                                       human_matches=args.human_matches)
+                                       human_matches=args.human_matches,
+                                       admin_token_file=args.admin_token_file)
     return app.main(server_options)
 
 
@@ -112,6 +113,11 @@ def _add_serve(commands: cli.Commands) -> None:
     serve.add_argument("--human-matches", type=cli.non_negative(), default=8, metavar="N",
                        help="matches for people (the web page's \"play against the bots\") "
                             "open at once (default: 8; 0: no such button)")
+    serve.add_argument("--admin-token-file", type=cli.WritableFile(), default=None,
+                       metavar="PATH",
+                       help="where the first start writes the admin token, mode 0600 (default: "
+                            "beside a SQLite database, bullring.db: bullring-admin-token; "
+                            "else ./bullring-admin-token)")
     limits = serve.add_argument_group(
         "limits", "what clients may hold, the same on the gRPC and the HTTP port")
     limits.add_argument("--max-connections", type=cli.non_negative(), default=0, metavar="N",

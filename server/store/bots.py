@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import secrets
-import unicodedata
 from collections.abc import Sequence
 
 from sqlmodel import Session, col, select
 
-from bullring.commandline import bot_name_problem
+from bullring.commandline import bot_name_problem, has_control_characters
 from bullring.server import ratings
 from bullring.server.errors import BotError, BotNameTakenError, UnknownBotNameError
 from bullring.server.ratings import Skill
@@ -27,7 +26,7 @@ def _check_name(name: str) -> str:
 
 
 def _check_owner(owner: str) -> str:
-    if len(owner) > MAX_OWNER or any(unicodedata.category(c) == "Cc" for c in owner):
+    if len(owner) > MAX_OWNER or has_control_characters(owner):
         raise BotError(f"bad owner: at most {MAX_OWNER} characters and no control characters "
                        f"(got {len(owner)} characters)")
     return owner

@@ -1197,6 +1197,16 @@ function route() {
   window.scrollTo(0, 0);
 }
 
+// The skip link moves the focus to the content without touching the address, whose hash
+// holds the page's route (a listener here: the Content-Security-Policy allows no inline
+// handler).
+for (const skip of document.querySelectorAll("a.skip")) {
+  skip.addEventListener("click", (event) => {
+    event.preventDefault();
+    document.getElementById("view").focus();
+  });
+}
+
 if (!document.body.dataset.page) {  // the play page (play.js) uses the helpers above only
   window.addEventListener("hashchange", route);
   route();

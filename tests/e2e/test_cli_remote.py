@@ -28,8 +28,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LadderSer
     one finished created match played by a ``bullring bot`` process."""
     server = LadderServer(db_url(tmp_path_factory.mktemp("remote")), ONE_MATCH).start()
     try:
-        assert server.proc is not None and server.proc.stdout is not None
-        admin = server.proc.stdout.readline().split("admin token ")[1].split()[0]
+        admin = server.first_admin_token()
         assert server.log is not None
         server.log.wait(lambda lines: any(": totals " in line for line in lines), 120,
                         "the ladder match")

@@ -191,8 +191,7 @@ def test_a_rotated_token_and_a_disabled_bot_stop_within_a_second(
                                               "greedy,random,random,greedy",
                                               "--house-rest", "0"]).start()
     stop_all.append(server)
-    assert server.proc is not None and server.proc.stdout is not None
-    admin = server.proc.stdout.readline().split("admin token ")[1].split()[0]
+    admin = server.first_admin_token()
     rotated = LadderBot.start("rotated", server.address, server.add_bot("rotated"),
                               "six_nimmt", "house:greedy")
     elsewhere = LadderBot.start("elsewhere", server.address, server.add_bot("elsewhere"),

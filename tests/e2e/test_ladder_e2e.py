@@ -332,15 +332,17 @@ def test_ladder_joins_that_cannot_be_served_are_refused(
 
 def test_admin_calls_over_grpc_need_the_admin_token(
         tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
-    """The server prints an admin token once at its first start; ``bullring bots ...
-    --server`` registers, versions, disables and rotates over gRPC only with that token
-    (none: exit 2, a wrong one: 3), and a taken name or an unknown bot is refused (7)."""
+    """The server writes an admin token to a file at its first start (and says where);
+    ``bullring bots ... --server`` registers, versions, disables and rotates over gRPC only
+    with that token (none: exit 2, a wrong one: 3), and a taken name or an unknown bot is
+    refused (7)."""
     server = LadderServer(db_url(tmp_path), FAST).start()
     stop_all.append(server)
     assert server.proc is not None and server.proc.stdout is not None
     line = server.proc.stdout.readline()
-    assert "admin token admin_" in line
-    admin = line.split("admin token ")[1].split()[0]
+    assert f"admin token written to {tmp_path / 'bullring-admin-token'}" in line
+    admin = server.first_admin_token()
+    assert admin.startswith("admin_") and admin not in line
 
     def bots(*args: str, token: str | None = admin) -> subprocess.CompletedProcess[str]:
         extra = [] if token is None else ["--admin-token", token]
@@ -368,10 +370,13 @@ def test_admin_calls_over_grpc_need_the_admin_token(
     unknown = bots("version", "nobody")
     assert unknown.returncode == 7 and "no bot named 'nobody'" in unknown.stderr
     server.stop()
-    again = LadderServer(server.db, FAST).start()  # the token is printed only once
+    assert server.admin_file is not None
+    server.admin_file.unlink()
+    again = LadderServer(server.db, FAST).start()  # the token is made and written only once
     stop_all.append(again)
     assert again.proc is not None and again.proc.stdout is not None
     assert "admin token" not in again.proc.stdout.readline()
+    assert not server.admin_file.exists()
 
 
 def test_a_ladder_that_cannot_fill_a_table_says_so(

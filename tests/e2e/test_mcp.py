@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import threading
 from pathlib import Path
 from typing import Any
 
+import httpx
+import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -266,3 +269,105 @@ def test_an_agent_plays_a_practice_match_on_a_ladder_with_a_time_bank(
     replay = Store(server.db).replay(so_far["match_id"])
     assert replay is not None and replay["settings"]["time_bank_ms"] == 20_000
     assert verify(replay)
+
+
+AGENT_TOKEN = "agent-" + "x" * 30
+"""The bearer token the agent sends to ``bullring mcp --transport http`` beyond loopback."""
+ALLOWED = "https://agent.example.org"
+
+
+@pytest.mark.parametrize(("extra", "env", "says"), [
+    (["--transport", "http", "--host", "0.0.0.0"], {}, "beyond loopback, needs a bearer token"),
+    (["--transport", "http", "--host", "0.0.0.0"], {"BULLRING_AGENT_TOKEN": "short"},
+     "at least 16 characters"),
+    (["--transport", "http", "--host", "::"], {"BULLRING_AGENT_TOKEN": "two words" * 3},
+     "--agent-token: must be the token as printed"),
+    (["--agent-token", AGENT_TOKEN], {}, "--agent-token: only with --transport http"),
+])
+def test_mcp_over_http_beyond_loopback_refuses_to_start_without_a_token(
+        extra: list[str], env: dict[str, str], says: str) -> None:
+    """``bullring mcp --transport http --host 0.0.0.0`` would let anyone who reaches the
+    port play the seat: without a bearer token for the agent (or with one short enough to
+    guess) it refuses to start, in one line naming ``--agent-token``, exit 2; a token is
+    for HTTP only."""
+    environ = {k: v for k, v in os.environ.items() if k != "BULLRING_AGENT_TOKEN"}
+    result = subprocess.run([*CLI, "mcp", "--server", "127.0.0.1:9", "--token", "br_seat",
+                             "--port", "0", *extra], capture_output=True, text=True,
+                            timeout=60, env={**environ, **env})
+    assert result.returncode == 2, result.stderr
+    assert says in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
+
+
+def _mcp_url(proc: subprocess.Popen[str]) -> str:
+    """The /mcp address of a ``bullring mcp --transport http`` process, from uvicorn's line
+    (on 0.0.0.0: reached through loopback); the rest of its stderr drained."""
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "running on http://" in line:
+            port = line.split("running on http://")[1].split()[0].rsplit(":", 1)[1]
+            threading.Thread(target=proc.stderr.read, daemon=True).start()
+            return f"http://127.0.0.1:{port}/mcp"
+    raise AssertionError("bullring mcp --transport http did not start")
+
+
+def test_mcp_beyond_loopback_wants_the_token_and_an_allowed_origin_and_joins_late(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """``bullring mcp --transport http --host 0.0.0.0 --agent-token T --allow-origin O
+    --ladder six_nimmt --practice``: a request without the token, or with another, is 401;
+    one from a browser page of another origin is 403, even with the token. The seat joins
+    nothing while the agent only connects and reads the rules (the server has not heard of
+    the bot); at its first ``next_decision`` it joins, and the agent plays the whole
+    practice match through the gate."""
+    server = LadderServer(db_url(tmp_path), [
+        "--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1"]).start()
+    stop_all.append(server)
+    token = server.add_bot("ann")
+    proc = subprocess.Popen([*CLI, "mcp", "--server", server.address, "--token", token,
+                             "--ladder", "six_nimmt", "--practice", "--against",
+                             "house:random,house:greedy", "--transport", "http", "--host",
+                             "0.0.0.0", "--port", "0", "--agent-token", AGENT_TOKEN,
+                             "--allow-origin", ALLOWED],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        url = _mcp_url(proc)
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        plain = {"Content-Type": "application/json", "Accept": "application/json, "
+                 "text/event-stream"}
+        bearer = {**plain, "Authorization": f"Bearer {AGENT_TOKEN}"}
+        none = httpx.post(url, json=hello, headers=plain)
+        assert none.status_code == 401 and none.headers["www-authenticate"] == "Bearer"
+        wrong = httpx.post(url, json=hello, headers={**plain, "Authorization": "Bearer x"})
+        assert wrong.status_code == 401, wrong.text
+        foreign = httpx.post(url, json=hello, headers={**bearer,
+                                                       "Origin": "https://evil.example"})
+        assert foreign.status_code == 403 and "origin" in foreign.text
+        assert server.log is not None
+
+        def bot_lines() -> list[str]:
+            """The server's log lines that name the bot (its challenge, joining, match)."""
+            return [line for line in list(server.log.lines) if re.search(r"\bann\b", line)] \
+                if server.log else []
+
+        async def play() -> tuple[dict[str, Any], list[str]]:
+            client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {AGENT_TOKEN}",
+                                                 "Origin": ALLOWED},
+                                        timeout=httpx2.Timeout(30, read=300))
+            async with client, streamable_http_client(url, http_client=client) as (
+                    read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                assert "6 nimmt!" in _text(await session.call_tool("rules", {
+                    "game": "six_nimmt"}))
+                before = bot_lines()
+                seen = await _agent(session, 0)
+                while seen["end"]["status"] != "finished":
+                    seen["end"] = (await session.call_tool("next_decision", {})
+                                   ).structured_content
+                return seen, before
+
+        seen, before = asyncio.run(play())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert before == [], before  # connected and read the rules: not joined yet
+    assert any("bot ann joined the six_nimmt ladder" in line for line in bot_lines())
+    assert seen["decisions"] >= 10 and seen["end"]["result"]["termination"] == "normal"

@@ -155,7 +155,7 @@ def test_a_person_plays_a_full_six_nimmt_match_by_clicks(
         decision = page.evaluate("document.body.dataset.decision")
         rows_asked = page.locator("[data-testid=row-button]:not([disabled])")
         if by_keys is None and not rows_asked.count():
-            page.wait_for_function("document.activeElement?.dataset.play !== undefined")
+            page.wait_for_function("() => document.activeElement?.dataset.play !== undefined")
             page.keyboard.press("ArrowRight")
             by_keys = int(page.evaluate("document.activeElement.dataset.play"))
             page.keyboard.press("Enter")
@@ -203,7 +203,7 @@ def test_the_clock_runs_out_and_the_default_is_applied(
     assert float(page.inner_text("[data-testid=clock]").split()[0]) <= 2
     assert "of 2 s for each decision, and a time bank of 1 s for the match" in \
         page.inner_text("[data-testid=status]")
-    page.wait_for_function("document.querySelector('[data-testid=clock]')"
+    page.wait_for_function("() => document.querySelector('[data-testid=clock]')"
                            ".textContent.includes('time bank')")
     notice = page.wait_for_selector("[data-testid=defaulted]")
     said = notice.inner_text()

@@ -142,7 +142,7 @@ def test_the_no_thanks_viewer_shows_a_timeout_emptying_the_bank(
             break
         label = page.locator("[data-testid=step-label]").inner_text()
         page.locator("[data-testid=next]").click()
-        page.wait_for_function(f"document.querySelector('[data-testid=step-label]')"
+        page.wait_for_function(f"() => document.querySelector('[data-testid=step-label]')"
                                f".textContent !== {label!r}")
     assert [left for left, _ in shown] == ["1.0 s", seconds(late["bank_left_ms"]), "0.0 s"]
     assert shown[1][1].endswith(f" · +{seconds(late['bank_spent_ms'])} from the time bank")

@@ -57,9 +57,9 @@ def test_the_tournament_page_updates_live(
     check_page(page, axe, folder, "tournament-waiting")
 
     connect("dee")
-    page.wait_for_function("document.querySelector('[data-testid=tournament-games] "
+    page.wait_for_function("() => document.querySelector('[data-testid=tournament-games] "
                            "tr[data-status=finished]') !== null", timeout=120_000)
-    page.wait_for_function("document.querySelector('[data-testid=tournament-facts] "
+    page.wait_for_function("() => document.querySelector('[data-testid=tournament-facts] "
                            "[data-testid=status]').textContent === 'finished'", timeout=240_000)
     assert page.inner_text("[data-testid=tournament-played]") == "8 of 8 played"
     rows = page.locator("[data-testid=standings] tr[data-bot]")
@@ -82,7 +82,7 @@ def test_the_tournament_page_updates_live(
                            headers=admin)
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
     page.goto(f"{server.http}/?refresh=300#/tournament/{other}")
-    page.wait_for_function("document.querySelector('[data-testid=tournament-facts] "
+    page.wait_for_function("() => document.querySelector('[data-testid=tournament-facts] "
                            "[data-testid=status]')?.textContent === 'cancelled'",
                            timeout=30_000)
     assert page.locator("[data-testid=tournament-games] tr[data-status=cancelled]").count() == 4

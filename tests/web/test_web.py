@@ -75,10 +75,10 @@ def test_leaderboard_shows_a_ladder_run_and_refreshes_by_itself(
     server = LadderServer(db_url(tmp_path), LADDER).start()
     try:
         page.goto(server.http + "/?refresh=500")
-        page.wait_for_function(f"({SHOWN_ROWS})().length === 4", timeout=90_000)
+        page.wait_for_function(f"() => ({SHOWN_ROWS})().length === 4", timeout=90_000)
         page.evaluate("window.loadedOnce = true")
         games_at_first = sum(int(row[3]) for row in page.evaluate(SHOWN_ROWS))
-        page.wait_for_function(f"({SHOWN_ROWS})().reduce((n, r) => n + Number(r[3]), 0) > "
+        page.wait_for_function(f"() => ({SHOWN_ROWS})().reduce((n, r) => n + Number(r[3]), 0) > "
                                f"{games_at_first}", timeout=90_000)
         assert page.evaluate("window.loadedOnce") is True
         for _ in range(10):  # compare with the API between two of its answers that agree
@@ -247,15 +247,15 @@ def test_a_live_match_updates_without_a_reload(
     page.goto(f"{web.http}/#/match/{match.match_id}")
     page.wait_for_selector("[data-testid=live]")
     page.wait_for_function(
-        "document.querySelector('[data-testid=where]').textContent.includes('trick 1')")
+        "() => document.querySelector('[data-testid=where]').textContent.includes('trick 1')")
     page.evaluate("window.loadedOnce = true")
     page.screenshot(path=str(folder / "live-trick-1.png"), full_page=True)
     seats.play_trick()
     page.wait_for_function(
-        "document.querySelector('[data-testid=where]').textContent.includes('trick 2')")
+        "() => document.querySelector('[data-testid=where]').textContent.includes('trick 2')")
     seats.play_trick()
     page.wait_for_function(
-        "document.querySelector('[data-testid=where]').textContent.includes('trick 3')")
+        "() => document.querySelector('[data-testid=where]').textContent.includes('trick 3')")
     assert page.evaluate("window.loadedOnce") is True
     replay_now = httpx.get(f"{web.http}/api/matches/{match.match_id}/replay")
     assert replay_now.status_code == 409

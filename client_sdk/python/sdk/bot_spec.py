@@ -23,7 +23,7 @@ from bullring.sdk.house import HOUSE_BOTS, house_bot
 BotFactory = Callable[[str, int], Bot]
 """Makes a bot for ``(game, seed)``."""
 
-_MODULE_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+_MODULE_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _SPEC_HELP = "expected house:NAME, package.module:ClassName or path/to/file.py:ClassName"
 
 
@@ -66,7 +66,7 @@ def bot_class(spec: str) -> type[Bot]:
         raise ValueError(f"bad bot spec {spec!r}: {name!r} is not a class name; {_SPEC_HELP}")
     if where.endswith(".py"):
         owner = _import_file(spec, Path(where))
-    elif _MODULE_RE.match(where):
+    elif _MODULE_RE.fullmatch(where):
         owner = _import_module(spec, where)
     else:
         raise ValueError(f"bad bot spec {spec!r}: {where!r} is neither a module name nor a "

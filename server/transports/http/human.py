@@ -118,5 +118,4 @@ async def create(ctx: Context, body: HumanMatchIn) -> HumanMatchOut:
 async def page(match_id: MatchId) -> FileResponse:
     """The play page of a seat of ``match_id``; its script reads the seat token from the
     address's fragment."""
-    return FileResponse(WEB / "play.html", headers={"Cache-Control": "no-cache",
-                                                    "Referrer-Policy": "no-referrer"})
+    return FileResponse(WEB / "play.html", headers={"Cache-Control": "no-cache"})

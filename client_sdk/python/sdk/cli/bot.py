@@ -93,7 +93,7 @@ def _configure_logging(verbose: bool) -> None:
     for handler in [h for h in log.handlers if getattr(h, "_bullring_cli", False)]:
         log.removeHandler(handler)
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(cli.OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler._bullring_cli = True  # type: ignore[attr-defined]
     log.addHandler(handler)
     log.setLevel(logging.DEBUG if verbose else logging.INFO)

@@ -98,6 +98,9 @@ class SeatDesk:
         self.matches_played = 0
         self.finished: str | None = None
         """Why the seat plays no more (the runner returned or failed), once it does not."""
+        self.wanted = asyncio.Event()
+        """Set when an agent first asks for a decision: only then does the seat join its
+        match or ladder (no seat is played by defaults while no agent is there)."""
         self._changed = asyncio.Condition()
 
     # ------------------------------------------------------------------ the runner's side
@@ -171,7 +174,9 @@ class SeatDesk:
 
     async def next_decision(self, timeout_s: float) -> Pending | None:
         """Wait up to ``timeout_s`` for a decision to answer; None if none came (the match
-        may have ended: see ``match`` and ``finished``)."""
+        may have ended: see ``match`` and ``finished``). The first call lets the seat join
+        (``wanted``)."""
+        self.wanted.set()
         ended_before = self.matches_played
         async with self._changed:
             with contextlib.suppress(TimeoutError):

@@ -5,7 +5,8 @@ answers and the time left, in words and as structured content), ``act`` (answer 
 illegal or malformed answer is a tool error and the agent may answer again before the
 deadline), ``rules`` (the game's rules in short) and ``match_so_far`` (the public events
 of the current match). The seat is played by the Python SDK's bot runner, with its
-connection, reconnection and backoff; the bot it runs waits for the agent's answers.
+connection, reconnection and backoff; the bot it runs waits for the agent's answers. The
+seat joins its match or ladder at the agent's first ``next_decision``, not before.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -24,6 +25,7 @@ from mcp_types import CallToolResult, TextContent
 
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.sdk.mcp import text as mcp_text
+from bullring.sdk.mcp.gate import AgentGate, is_loopback
 from bullring.sdk.mcp.seat import AgentBot, AgentError, SeatDesk
 from bullring.sdk.practice import practise
 from bullring.sdk.runner import play
@@ -127,17 +129,43 @@ async def play_seat(desk: SeatDesk, args: argparse.Namespace, token: str) -> Non
     desk.finish(why)
 
 
+async def play_when_wanted(desk: SeatDesk, args: argparse.Namespace, token: str) -> None:
+    """Play the seat once an agent asks for its first decision: until then nobody joins the
+    match or the ladder, so no match is played by defaults for an agent that is not there."""
+    await desk.wanted.wait()
+    where = f"the {args.ladder} ladder" if args.ladder else "the seat's match"
+    log.info("an agent asked for a decision: joining %s", where)
+    await play_seat(desk, args, token)
+
+
+async def serve_http(server: MCPServer, host: str, port: int, agent_token: str | None,
+                     origins: Sequence[str] = ()) -> None:
+    """Serve ``server`` over streamable HTTP at ``/mcp`` behind an ``AgentGate``: the
+    agent's bearer token when one is given, and no browser page but ``origins`` (and, on
+    loopback, this machine's own pages)."""
+    import uvicorn
+
+    loopback = is_loopback(host)
+    app = AgentGate(server.streamable_http_app(host=host), agent_token, origins,
+                    loopback_pages=loopback)
+    config = uvicorn.Config(app, host=host, port=port,
+                            log_level=server.settings.log_level.lower())
+    await uvicorn.Server(config).serve()
+
+
 async def serve(args: argparse.Namespace, token: str, transport: str,
-                host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run the MCP server over ``transport`` ("stdio" or "http") while the seat plays."""
+                host: str = "127.0.0.1", port: int = 8000, agent_token: str | None = None,
+                origins: Sequence[str] = ()) -> None:
+    """Run the MCP server over ``transport`` ("stdio" or "http"); the seat plays from the
+    agent's first request for a decision."""
     desk = SeatDesk(args.margin_ms)
     server = build(desk)
-    seat = asyncio.create_task(play_seat(desk, args, token))
+    seat = asyncio.create_task(play_when_wanted(desk, args, token))
     try:
         if transport == "stdio":
             await server.run_stdio_async()
         else:
-            await server.run_streamable_http_async(host=host, port=port)
+            await serve_http(server, host, port, agent_token, origins)
     finally:
         seat.cancel()
         with contextlib.suppress(asyncio.CancelledError):
