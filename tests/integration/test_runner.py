@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -190,15 +191,35 @@ def test_a_closed_stream_is_not_reconnected(reason: pb.CloseReason,
 
 
 @pytest.mark.timeout(30)
-def test_gives_up_when_nothing_listens(caplog: pytest.LogCaptureFixture) -> None:
-    """With no server, the runner retries with backoff, then raises ConnectionError."""
-    caplog.set_level(logging.INFO, logger="bullring.bot")
+def test_a_refused_connection_ends_the_run_after_a_second(caplog: pytest.LogCaptureFixture
+                                                          ) -> None:
+    """Where nothing listens, the runner retries quietly (a server may be starting) for
+    REFUSED_FOR_S, then raises ConnectionError saying the connection was refused, long
+    before give_up_after_s."""
+    caplog.set_level(logging.DEBUG, logger="bullring.bot")
     address = f"127.0.0.1:{free_port()}"
     began = time.monotonic()
-    with pytest.raises(ConnectionError, match=f"gave up on {address} after 0.6 s"):
-        asyncio.run(runner.play(address, TOKEN, "house:random", give_up_after_s=0.6))
-    assert 0.5 < time.monotonic() - began < 5
-    assert caplog.text.count("reconnecting in") >= 3  # backed off, but kept trying
+    with pytest.raises(ConnectionError, match=f"^{address} refused the connection"):
+        asyncio.run(runner.play(address, TOKEN, "house:random", give_up_after_s=60))
+    assert runner.REFUSED_FOR_S <= time.monotonic() - began < 30
+    retries = [r for r in caplog.records if "reconnecting in" in r.getMessage()]
+    assert len(retries) >= 3 and {r.levelno for r in retries} == {logging.DEBUG}
+
+
+@pytest.mark.timeout(30)
+def test_gives_up_when_nothing_answers(caplog: pytest.LogCaptureFixture) -> None:
+    """A listener that never speaks (no gRPC, no HTTP): the runner retries with backoff,
+    warning each time, then raises ConnectionError after give_up_after_s."""
+    caplog.set_level(logging.INFO, logger="bullring.bot")
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        began = time.monotonic()
+        with pytest.raises(ConnectionError, match=f"gave up on {address} after 0.6 s"):
+            asyncio.run(runner.play(address, TOKEN, "house:random", give_up_after_s=0.6))
+    assert 0.5 < time.monotonic() - began < 10
+    assert caplog.text.count("reconnecting in") >= 1  # backed off, but kept trying
 
 
 @pytest.mark.timeout(30)
@@ -358,6 +379,8 @@ def test_cli_exit_codes(capsys: pytest.CaptureFixture[str], cli_logging: None,
     assert runner_cli.main(("--server", nowhere, "--token", "x", "--give-up-after", "0.2",
                             "house:random")) == 4
     assert "gave up" in capsys.readouterr().err
+    assert runner_cli.main(("--server", nowhere, "--token", "x", "house:random")) == 4
+    assert "refused the connection" in capsys.readouterr().err
     assert runner_cli.main(("--server", nowhere, "--token", "x", "nope")) == 2
     assert runner_cli.main(("--server", nowhere, "house:random")) == 2
     assert "a token is required" in capsys.readouterr().err

@@ -43,15 +43,24 @@ async def _refuse(send: Send, status: int, code: str, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+GRPC_PORT_HEADER = b"bullring-grpc-port"
+"""The response header naming the server's gRPC port, so a client that dialled the HTTP
+port with gRPC can say where to go (``bullring.commandline.reach``)."""
+
+
 class RequestGuard:
     """ASGI middleware: refuses a request whose body is larger than ``max_body_bytes`` (by
     its Content-Length at once, or as soon as the bytes read pass the limit), and asks
-    ``gate`` about every request before its body is read (authentication comes first)."""
+    ``gate`` about every request before its body is read (authentication comes first).
+    Every response it passes on names the server's gRPC port (``GRPC_PORT_HEADER``) once
+    ``grpc_port`` is set."""
 
     def __init__(self, app: ASGIApp, max_body_bytes: int, gate: Gate | None = None) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.gate = gate
+        self.grpc_port = 0
+        """The gRPC port of the same server (0: not told; no header)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one ASGI request through the checks."""
@@ -94,9 +103,15 @@ class RequestGuard:
                     raise _BodyTooLarge
             return message
 
+        port = str(self.grpc_port).encode() if self.grpc_port else b""
+
         async def unless_refused(message: Message) -> None:
-            if not refused:
-                await send(message)
+            if refused:
+                return
+            if port and message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  (GRPC_PORT_HEADER, port)]}
+            await send(message)
 
         try:
             await self.app(scope, counted, unless_refused)
@@ -165,8 +180,10 @@ class HttpServer:
         self.requested_port = port
         self.limits = limits or Limits()
         protocol = type("GuardedH11", (GuardedH11,), {"limits": self.limits})
+        self.guard = RequestGuard(app, self.limits.max_body_bytes, gate)
+        """The requests' checks; its ``grpc_port`` is the server's, once bound."""
         self.config = uvicorn.Config(
-            RequestGuard(app, self.limits.max_body_bytes, gate), host=host, port=port,
+            self.guard, host=host, port=port,
             lifespan="off", log_config=None, log_level="warning", access_log=False,
             http=protocol, timeout_keep_alive=max(1, round(self.limits.idle_timeout_s)),
             h11_max_incomplete_event_size=self.limits.max_header_bytes,
