@@ -110,6 +110,7 @@ def run_from_args(args: argparse.Namespace) -> int:
 
     from bullring.contract import wire
     from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+    from bullring.sdk.bot_spec import bot_class
     from bullring.sdk.practice import practise
     from bullring.sdk.runner import play
 
@@ -117,6 +118,10 @@ def run_from_args(args: argparse.Namespace) -> int:
     token = seat_token(args)
     if os.getcwd() not in sys.path:  # `module:Class` finds modules in the current folder
         sys.path.insert(0, os.getcwd())
+    try:  # a bot that cannot load fails here, before the server is asked for anything
+        bot_class(args.bot)
+    except ValueError as e:
+        raise cli.UsageError(str(e)) from None
     match_id = ["?"]
 
     def remember(response: Any) -> None:
