@@ -42,7 +42,7 @@ def test_a_practice_run_waits_for_its_match_and_is_never_seated_at_a_rated_table
     rated = LadderBot.start("ann", server.address, tokens["ann"], "six_nimmt", "house:greedy",
                             "--matches", "1")
     stop_all.append(rated)
-    assert rated.proc.wait(timeout=120) == 0
+    assert rated.proc.wait(timeout=120) == 0, rated.err.text()[-3000:]
     [(first_match, _)] = rated.matches()
     before = rating(store, "ann")
     assert before is not None and before[0] == 1

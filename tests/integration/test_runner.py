@@ -81,7 +81,7 @@ class Slow(LowCard):
 @pytest.mark.timeout(30)
 def test_reconnects_into_the_same_seat(caplog: pytest.LogCaptureFixture) -> None:
     """A dropped stream is reconnected; the resent decision gets the same answer."""
-    caplog.set_level(logging.INFO, logger="bullring.bot")
+    caplog.set_level(logging.DEBUG, logger="bullring.bot")
     RECORDERS.clear()
     request, card = decision("d1")
     joins: list[pb.PlayRequest] = []
@@ -338,7 +338,8 @@ def threaded_referee(play: Callable[[Iterator[pb.PlayRequest], Any], Iterator[pb
 @pytest.mark.timeout(30)
 def test_cli_prints_the_result(capsys: pytest.CaptureFixture[str], cli_logging: None,
                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """``bullring bot`` plays the match and prints one line; the token may come from env."""
+    """``bullring bot`` plays the match and prints one line, marking its own seat; the token
+    may come from env."""
     tokens: list[str | None] = []
 
     def play(requests: Iterator[pb.PlayRequest], context: Any) -> Iterator[pb.PlayResponse]:
@@ -354,7 +355,8 @@ def test_cli_prints_the_result(capsys: pytest.CaptureFixture[str], cli_logging: 
     finally:
         server.stop(None)
     out, err = capsys.readouterr()
-    assert out == "match m-1 ended: totals [3, 7] ranks [1, 2] (normal)\n"
+    assert out == ("match m-1 ended: totals [3, 7] ranks [1, 2] (normal); "
+                   "you (seat 0): total 3, rank 1\n")
     assert "connected to" in err
     assert tokens == ["Bearer from-env"]
 

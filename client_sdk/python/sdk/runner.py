@@ -43,7 +43,8 @@ SESSIONS = {"stream": play_stream, "unary": play_unary}
 Subscribe plus SubmitAnswer calls."""
 
 log = logging.getLogger("bullring.bot")
-"""The runner's logger: connections, decisions answered and missed, rejections."""
+"""The runner's logger: connections and what goes wrong at INFO and above; each match's
+start and end, every decision answered, events and verdicts at DEBUG."""
 
 RECONNECT = Backoff(first_s=0.05, max_s=2.0, factor=2.0, jitter=0.5)
 """The pauses between reconnects: 0.05 s doubling up to 2 s, each shortened by up to half."""
@@ -189,7 +190,7 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
                     else:
                         if ended is not None:
                             if ladder is None:
-                                log.info("match %s ended: totals %s ranks %s (%s)",
+                                log.debug("match %s ended: totals %s ranks %s (%s)",
                                          seat.match_id, list(ended.totals), list(ended.ranks),
                                          wire.termination_name(ended.termination))
                             return ended
