@@ -191,8 +191,9 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
                         if ended is not None:
                             if ladder is None:
                                 log.debug("match %s ended: totals %s ranks %s (%s)",
-                                         seat.match_id, list(ended.totals), list(ended.ranks),
-                                         wire.termination_name(ended.termination))
+                                          seat.match_id, list(ended.totals),
+                                          list(ended.ranks),
+                                          wire.termination_name(ended.termination))
                             return ended
                         last_error = "the stream ended before MatchEnded"
             if conn.heard:

@@ -91,8 +91,8 @@ class Seat:
         self.played += 1
         ended = response.match_ended
         log.debug("match %s ended: totals %s ranks %s (%s); %d played", self.match_id,
-                 list(ended.totals), list(ended.ranks), wire.termination_name(ended.termination),
-                 self.played)
+                  list(ended.totals), list(ended.ranks),
+                  wire.termination_name(ended.termination), self.played)
         return 0 < self.matches <= self.played
 
     def closed(self, response: pb.PlayResponse) -> pb.MatchEnded | None:
@@ -133,8 +133,8 @@ class Seat:
         self.match_id = started.match_id
         self.answers.clear()
         log.debug("match %s started: %s, seat %d of [%s], playing %s%s", started.match_id,
-                 started.game, started.seat, seats, self.spec,
-                 "" if started.rated or self.ladder is None else " (unrated)")
+                  started.game, started.seat, seats, self.spec,
+                  "" if started.rated or self.ladder is None else " (unrated)")
 
     def _event(self, public: pb.PublicEvent) -> None:
         try:
