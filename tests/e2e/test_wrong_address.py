@@ -8,7 +8,10 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
-from urllib.request import urlopen
+from urllib.error import HTTPError
+from urllib.request import Request, urlopen
+
+import pytest
 
 from bullring.commandline.reach import GRPC_PORT_HEADER
 from tests.serving import CLI, ServerProcess
@@ -43,11 +46,15 @@ def test_a_port_where_nothing_listens_is_named_refused_at_once() -> None:
 
 
 def test_the_http_port_dialled_with_grpc_names_the_grpc_port(server: ServerProcess) -> None:
-    """Bullring's HTTP responses name the server's gRPC port; ``bullring bot`` and ``bullring
-    health`` pointed at the HTTP port say that it is the HTTP port and which address to use,
-    in one line, exit status 4."""
+    """Bullring's HTTP responses, refusals too, name the server's gRPC port; ``bullring bot``
+    and ``bullring health`` pointed at the HTTP port say that it is the HTTP port and which
+    address to use, in one line, exit status 4."""
+    grpc_port = server.address.rsplit(":", 1)[1]
     with urlopen(f"{server.http}/api/games", timeout=10) as response:
-        assert response.headers[GRPC_PORT_HEADER] == server.address.rsplit(":", 1)[1]
+        assert response.headers[GRPC_PORT_HEADER] == grpc_port
+    with pytest.raises(HTTPError) as refused:
+        urlopen(Request(f"{server.http}/api/admin/bots", data=b"{}", method="POST"), timeout=10)
+    assert refused.value.code == 401 and refused.value.headers[GRPC_PORT_HEADER] == grpc_port
     http = server.http.removeprefix("http://")
     for argv in (["bot", "--server", http, "--token", "x", "--ladder", "six_nimmt",
                   "house:random"], ["health", "--server", http]):

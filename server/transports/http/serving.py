@@ -32,11 +32,13 @@ class _BodyTooLarge(Exception):
     """A request body went past the limit while being read."""
 
 
-async def _refuse(send: Send, status: int, code: str, message: str) -> None:
-    """Answer with a JSON error and close the connection (the rest of the body is not read)."""
+async def _refuse(send: Send, status: int, code: str, message: str,
+                  more: list[tuple[bytes, bytes]]) -> None:
+    """Answer with a JSON error and close the connection (the rest of the body is not read);
+    ``more`` headers go with it."""
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-               (b"connection", b"close")]
+               (b"connection", b"close"), *more]
     if status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -68,22 +70,27 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         limit = self.max_body_bytes
+        port = str(self.grpc_port).encode() if self.grpc_port else b""
+        more = [(GRPC_PORT_HEADER, port)] if port else []
         for name, value in scope["headers"]:
             if name == b"content-length":
                 try:
                     length = int(value)
                 except ValueError:
-                    await _refuse(send, 400, "bad_request", "Content-Length is not a number")
+                    await _refuse(send, 400, "bad_request", "Content-Length is not a number",
+                                  more)
                     return
                 if length > limit:
                     await _refuse(send, 413, "payload_too_large",
-                                  f"the body is {length} bytes; at most {limit} are accepted")
+                                  f"the body is {length} bytes; at most {limit} are accepted",
+                                  more)
                     return
         if self.gate is not None:
             verdict = await self.gate(scope)
             status = None if verdict is None else status_of(verdict)
             if verdict is not None and status is not None:
-                await _refuse(send, status.http, status.code, message_of(verdict, status))
+                await _refuse(send, status.http, status.code, message_of(verdict, status),
+                              more)
                 return
         seen = 0
         refused = False
@@ -99,18 +106,16 @@ class RequestGuard:
                     if not refused:
                         refused = True
                         await _refuse(send, 413, "payload_too_large",
-                                      f"the body is larger than the {limit} bytes accepted")
+                                      f"the body is larger than the {limit} bytes accepted",
+                                      more)
                     raise _BodyTooLarge
             return message
-
-        port = str(self.grpc_port).encode() if self.grpc_port else b""
 
         async def unless_refused(message: Message) -> None:
             if refused:
                 return
-            if port and message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []),
-                                                  (GRPC_PORT_HEADER, port)]}
+            if more and message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *more]}
             await send(message)
 
         try:
