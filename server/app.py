@@ -123,6 +123,7 @@ class RefereeServer:
                           f"{_bind_error(self.options.host, self.options.port)}") from None
         await self.server.start()
         if self.http is not None:
+            self.http.guard.grpc_port = self.port
             try:
                 await self.http.start()
             except OSError as exc:

@@ -127,9 +127,10 @@ class LadderBot:
     @classmethod
     def start(cls, name: str, address: str, token: str, game: str, spec: str,
               *args: str) -> LadderBot:
-        """Start the process."""
+        """Start the process, with ``-v``: its log says when each match starts
+        (``started``), which a run without it keeps to itself."""
         proc = subprocess.Popen([*CLI, "bot", "--server", address, "--token", token,
-                                 "--ladder", game, "--give-up-after", "60", *args, spec],
+                                 "--ladder", game, "--give-up-after", "60", "-v", *args, spec],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert proc.stdout is not None and proc.stderr is not None

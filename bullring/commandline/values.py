@@ -175,8 +175,8 @@ class ServerAddress(ArgType):
 class DatabaseUrl(ArgType):
     """A database URL: ``sqlite:///FILE`` or ``postgresql+psycopg://USER@HOST/DB``.
 
-    ``existing``: a command that only reads needs the SQLite file to be there already (it
-    never creates one); otherwise its folder must be writable.
+    ``existing``: the SQLite file must be there already (every command but ``bullring
+    serve``, which creates it: its folder must be writable).
     """
 
     bad: tuple[str, ...] = ("mysql://localhost/x", "sqlite:////proc/nope/bullring.db",
@@ -209,8 +209,9 @@ class DatabaseUrl(ArgType):
         file = Path(path)
         if self.existing:
             if not file.is_file():
-                self.fail(f"no database at {path!r} (start `bullring serve --db {text}` "
-                          f"first, or give the right --db)")
+                self.fail(f"no database at {str(file.absolute())!r}: only `bullring serve` "
+                          f"creates one (start `bullring serve --db {text}` there first, or "
+                          f"give the right --db)")
             if not os.access(file, os.R_OK):
                 self.fail(f"cannot read the database {path!r}")
         elif file.exists():

@@ -5,12 +5,15 @@ The runner joins a ladder with a registered bot's token (``--ladder GAME``; with
 token plays its one match), reads the messages by long-poll, answers each decision within the
 time left less a margin, reconnects with backoff, and stops on SIGINT/SIGTERM (exit 0), a
 refused token (3), a newer connection on the same token (5), ``--matches N`` played (0) or
-``--give-up-after`` seconds without a working connection (4).
+``--give-up-after`` seconds without a working connection (4). Before the server has ever
+answered, an address that refuses connections for a second, or that answers in HTTP/2 (a
+gRPC port), ends the run at once (4), saying so.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import logging
 import random
@@ -107,6 +110,26 @@ class Refused(Exception):
         self.status = status
 
 
+REFUSED_FOR_S = 1.0
+"""How long connections may be refused, before the server has ever answered, until the run
+stops: nothing listens at that address."""
+
+
+def wrong_address(error: BaseException, base: str) -> tuple[bool, str] | None:
+    """Why ``base`` is not the HTTP API, when ``error`` shows it: (refused, message), or None
+    when retrying may help."""
+    reason = getattr(error, "reason", error)
+    if isinstance(reason, ConnectionRefusedError):
+        return True, (f"{base} refused the connection: nothing listens there (is `bullring "
+                      f"serve` running, and is this the address it printed as 'web page and "
+                      f"HTTP API on ...'?)")
+    if isinstance(error, http.client.BadStatusLine) and str(error.args[0]).startswith("\x00"):
+        return False, (f"{base} answers in HTTP/2 frames: it is a gRPC port (Bullring's gRPC "
+                       f"port?), not the HTTP API; `bullring serve` prints the HTTP address as "
+                       f"'web page and HTTP API on http://HOST:PORT/'")
+    return None
+
+
 class Runner:
     """Plays one bot over the HTTP API until it is told to stop."""
 
@@ -120,6 +143,7 @@ class Runner:
         self.margin_ms: int = args.margin_ms
         self.give_up_after: float = args.give_up_after
         self.played = 0
+        self.reached = False
         self.match_id = ""
         self.answered: dict[str, Action] = {}
 
@@ -142,6 +166,7 @@ class Runner:
     def run(self) -> int:
         """Play until the end; the exit status."""
         backoff, last_working, after = 0.05, time.monotonic(), None
+        refused_since: float | None = None
         while True:
             query = {"wait_ms": "10000"}
             if self.ladder:
@@ -151,25 +176,34 @@ class Runner:
             if after is not None:
                 query["after"] = str(after)
             else:
-                log.info("connecting to %s%s", self.base,
-                         f" for the {self.ladder} ladder" if self.ladder else "")
+                log.log(logging.DEBUG if refused_since else logging.INFO, "connecting to %s%s",
+                        self.base, f" for the {self.ladder} ladder" if self.ladder else "")
             try:
                 result = self.call("GET", "/api/play/poll?" + urllib.parse.urlencode(query),
                                    timeout=25)
             except Refused as e:
                 log.error("%s; not retrying", e)
                 return e.status
-            except (OSError, ConnectionError, ValueError) as e:
+            except (OSError, ConnectionError, ValueError, http.client.HTTPException) as e:
+                wrong = None if self.reached else wrong_address(e, self.base)
+                if wrong is not None:
+                    refused, message = wrong
+                    now = time.monotonic()
+                    refused_since = refused_since or now
+                    if not refused or now - refused_since >= REFUSED_FOR_S:
+                        log.error("%s", message)
+                        return 4
                 if time.monotonic() - last_working > self.give_up_after:
                     log.error("giving up: no working connection for %g s (%s)",
                               self.give_up_after, e)
                     return 4
                 pause = backoff * (0.5 + random.random() / 2)
-                log.warning("connection lost (%s); retrying in %.0f ms", e, pause * 1000)
+                log.log(logging.DEBUG if wrong else logging.WARNING,
+                        "connection lost (%s); retrying in %.0f ms", e, pause * 1000)
                 time.sleep(pause)
                 backoff = min(2.0, backoff * 2)
                 continue
-            backoff, last_working = 0.05, time.monotonic()
+            backoff, last_working, self.reached = 0.05, time.monotonic(), True
             for raw in result.get("messages", []):
                 after = raw.get("seq", after)
                 status = self.handle(PlayResponse.from_json(raw), time.monotonic())

@@ -189,10 +189,9 @@ def add_commands(commands: cli.Commands) -> None:
         one.add_argument("challenge_id", metavar="CHALLENGE_ID", type=cli.Text(64),
                          help="the challenge's id")
     for one in (create, listing, show, accept, decline, auto):
-        options.add_ladder_location(one, reads_only=one in (listing, show), admin=False)
+        options.add_ladder_location(one, admin=False)
         one.add_argument("--token", type=cli.Token(), metavar="TOKEN",
                          help="the bot's token (default: $BULLRING_TOKEN)")
         if one in (create, listing, show):
             one.add_argument("--json", action="store_true", help="print JSON")
-        one.set_defaults(reads_only=one in (listing, show))
         cli.command(one, _run)

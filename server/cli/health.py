@@ -2,7 +2,9 @@
 
 A probe for containers and scripts (the Dockerfile's HEALTHCHECK, docker/entrypoint.sh's
 test): ``grpc.health.v1.Health/Check`` for one service name (``""``: the whole server).
-Exit status 0 SERVING, 1 any other status (NOT_SERVING while shutting down), 4 no answer.
+Exit status 0 SERVING, 1 any other status (NOT_SERVING while shutting down), 4 no answer:
+a refused connection (nothing listens there) or an HTTP port (Bullring's HTTP port names its
+gRPC port) is said at once, in one line.
 """
 
 from __future__ import annotations
@@ -55,6 +57,11 @@ def run_from_args(args: argparse.Namespace) -> int:
     nobody answered."""
     import grpc
 
+    from bullring.commandline import reach
+
+    finding = reach.probe(args.server, min(1.0, args.timeout))
+    if finding is not None:
+        raise cli.UnreachableError(finding.message)
     try:
         status = check(args.server, args.service, args.timeout)
     except grpc.RpcError as exc:

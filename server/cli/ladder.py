@@ -157,9 +157,8 @@ def _admin(args: argparse.Namespace) -> int:
 
 
 def _command(parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int], *,
-             reads_only: bool, admin: bool) -> None:
-    options.add_ladder_location(parser, reads_only=reads_only, admin=admin)
-    parser.set_defaults(reads_only=reads_only)
+             admin: bool) -> None:
+    options.add_ladder_location(parser, admin=admin)
     cli.command(parser, run)
 
 
@@ -172,22 +171,22 @@ def add_commands(commands: cli.Commands) -> None:
     add.add_argument("name", type=cli.BotName(), metavar="NAME",
                      help="1-64 letters, digits, '-', '_' or '.'")
     add.add_argument("--owner", default="", type=cli.Text(100), help="who the bot belongs to")
-    _command(add, _bots, reads_only=False, admin=True)
+    _command(add, _bots, admin=True)
     for name, text in (("version", "start a new version (widens its rating interval)"),
                        ("disable", "stop seating the bot and hide it from the leaderboard"),
                        ("enable", "seat the bot again"),
                        ("rotate-token", "give the bot a new token; the old one stops working")):
         one = bots_commands.add_parser(name, help=text)
         one.add_argument("name", type=cli.BotName(), metavar="NAME", help="the bot's name")
-        _command(one, _bots, reads_only=False, admin=True)
+        _command(one, _bots, admin=True)
     listing = bots_commands.add_parser("list", help="list the registered bots")
     listing.add_argument("--json", action="store_true", help="print JSON")
-    _command(listing, _bots, reads_only=True, admin=False)
+    _command(listing, _bots, admin=False)
 
     board = commands.add_parser("leaderboard", help="a game's ratings, best first")
     board.add_argument("--game", required=True, type=cli.GameName())
     board.add_argument("--json", action="store_true", help="print JSON")
-    _command(board, _leaderboard, reads_only=True, admin=False)
+    _command(board, _leaderboard, admin=False)
 
     log = commands.add_parser("matches", help="the match log, newest first")
     log.add_argument("--bot", type=cli.BotName(), help="only matches this bot sat in")
@@ -198,7 +197,7 @@ def add_commands(commands: cli.Commands) -> None:
     log.add_argument("--limit", type=cli.Integer(1, 1000), default=50,
                      help="at most this many (default: 50)")
     log.add_argument("--json", action="store_true", help="print JSON")
-    _command(log, _matches, reads_only=True, admin=False)
+    _command(log, _matches, admin=False)
 
     match = commands.add_parser("match", help="create a match")
     match_commands = match.add_subparsers(dest="match_command", required=True,
@@ -222,13 +221,13 @@ def add_commands(commands: cli.Commands) -> None:
     create.add_argument("--seed", type=cli.Integer(0, 2**31 - 1), default=None,
                         help="the deal's root seed (default: a fresh random one, shown in the "
                              "replay once the match has ended)")
-    _command(create, _match_create, reads_only=False, admin=True)
+    _command(create, _match_create, admin=True)
 
     admin = commands.add_parser("admin", help="the admin token")
     admin_commands = admin.add_subparsers(dest="admin_command", required=True,
                                           metavar="COMMAND")
     rotate = admin_commands.add_parser("rotate-token", help="make and print a new admin token")
-    _command(rotate, _admin, reads_only=False, admin=True)
+    _command(rotate, _admin, admin=True)
 
 
 def add_replay_export(commands: cli.Commands) -> None:
@@ -240,4 +239,4 @@ def add_replay_export(commands: cli.Commands) -> None:
                         help="write every finished match to DIR/MATCH_ID.json")
     export.add_argument("--out", type=cli.WritableDir(), metavar="DIR",
                         help="write DIR/MATCH_ID.json")
-    _command(export, _replay_export, reads_only=True, admin=False)
+    _command(export, _replay_export, admin=False)

@@ -80,7 +80,7 @@ def _add_serve(commands: cli.Commands) -> None:
                        help="the address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=cli.Port(), default=50051,
                        help="the gRPC port (default: 50051; 0 picks a free port)")
-    options.add_db(serve, reads_only=False)
+    options.add_db(serve, creates=True)
     serve.add_argument("--start-timeout", type=cli.Seconds(0, strict=True), default=60.0,
                        metavar="SECONDS",
                        help="how long a match waits for all its bots before starting anyway "

@@ -23,23 +23,24 @@ CLI_DB_RETRY_S = 3.0
 """How long a command retries a database that is unavailable (the server: ``--db-retry``)."""
 
 
-def add_db(parser: argparse.ArgumentParser, *, reads_only: bool,
+def add_db(parser: argparse.ArgumentParser, *, creates: bool = False,
            group: argparse._MutuallyExclusiveGroup | None = None) -> None:
-    """Add ``--db``; a command that only reads refuses a SQLite file that is not there
-    (it never creates a database)."""
+    """Add ``--db``. Only ``bullring serve`` (``creates``) makes a SQLite file that is not
+    there; every other command refuses it, naming the path, so a command run in the wrong
+    folder never starts a new, empty ladder beside the real one."""
     where = group or parser
-    where.add_argument("--db", type=cli.DatabaseUrl(existing=reads_only), default=None,
+    where.add_argument("--db", type=cli.DatabaseUrl(existing=not creates), default=None,
                        metavar="URL",
                        help=f"database URL (default: {DEFAULT_DB}"
-                            f"{', which must exist' if reads_only else ''})")
+                            f"{'' if creates else ', which must exist: only serve makes one'})")
+    parser.set_defaults(creates_db=creates)
 
 
-def add_ladder_location(parser: argparse.ArgumentParser, *, reads_only: bool,
-                        admin: bool) -> None:
-    """Add ``--db URL`` or ``--server HOST:PORT`` (one of them), and ``--admin-token`` when
-    the command changes the ladder."""
+def add_ladder_location(parser: argparse.ArgumentParser, *, admin: bool) -> None:
+    """Add ``--db URL`` (which must exist) or ``--server HOST:PORT`` (one of them), and
+    ``--admin-token`` when the command changes the ladder."""
     where = parser.add_mutually_exclusive_group()
-    add_db(parser, reads_only=reads_only, group=where)
+    add_db(parser, group=where)
     where.add_argument("--server", type=cli.ServerAddress(), metavar="HOST:PORT",
                        help="ask this server over gRPC instead of opening the database")
     if admin:
@@ -52,9 +53,9 @@ def db_url(args: argparse.Namespace) -> str:
     """The ``--db`` URL given, else the default (checked as the option would be)."""
     if args.db is not None:
         return str(args.db)
-    reads_only = getattr(args, "reads_only", False)
+    creates = getattr(args, "creates_db", False)
     try:
-        return str(cli.DatabaseUrl(existing=reads_only)(DEFAULT_DB))
+        return str(cli.DatabaseUrl(existing=not creates)(DEFAULT_DB))
     except argparse.ArgumentTypeError as exc:
         raise cli.UsageError(f"--db: {exc}") from None
 

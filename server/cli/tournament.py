@@ -34,7 +34,7 @@ HERE_ONLY = {"seed": 0, "setting": [], "workers": 1, "replays": None}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the in-process options and the live ones to ``parser``."""
     tournament_cli.add_arguments(parser, live=True)
-    options.add_ladder_location(parser, reads_only=False, admin=True)
+    options.add_ladder_location(parser, admin=True)
     for action in parser._actions:
         if "--db" in action.option_strings:
             action.help = "database URL: the tournament runs on the servers on it"
@@ -78,7 +78,6 @@ def run(args: argparse.Namespace) -> int:
                              f"a live tournament names registered bots with --bots")
     if args.show and args.cancel:
         raise cli.UsageError("--show: give --show or --cancel, not both")
-    args.reads_only = bool(args.show)
     where = access(args)
     if args.cancel:
         row = where.cancel_tournament(args.cancel)

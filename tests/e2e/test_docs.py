@@ -5,6 +5,7 @@ format page lists exactly the fields the engines write."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -253,3 +254,39 @@ def test_every_test_the_docs_name_exists() -> None:
         missing += [f"{page.name}: {name}" for name in re.findall(r"`(test_\w+)(?=[`[])", text)
                     if name not in defined]
     assert not missing, "\n".join(missing)
+
+
+def _section(text: str, heading: str) -> str:
+    """The text of the ``## heading...`` section of a Markdown page."""
+    start = text.index(f"\n## {heading}")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end != -1 else len(text)]
+
+
+def _shell_lines(section: str) -> list[str]:
+    """The command lines of a section's ``sh`` blocks (comments and output left out)."""
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.DOTALL)
+    return [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def test_bot_authors_first_steps_run_as_written(tmp_path: Path) -> None:
+    """docs/bot-authors.md's §2 (copy the example bot into a folder of one's own) and §3
+    (play it in the arena there) run as written from a checkout, with the SDK's commands on
+    PATH as §1 leaves them; only the arena's 500 games are cut to 10."""
+    text = (DOCS / "bot-authors.md").read_text(encoding="utf-8")
+    copy = _shell_lines(_section(text, "2. "))
+    arena = [line for line in _shell_lines(_section(text, "3. "))
+             if line.startswith("bullring-arena ")]
+    assert len(copy) == 1 and len(arena) == 2
+    env = {**os.environ, "HOME": str(tmp_path),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    script = " && ".join([*copy, *(line.replace("--games 500", "--games 10")
+                                   for line in arena)])
+    done = subprocess.run(["sh", "-c", script], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    tables = [line for line in done.stdout.splitlines()
+              if line.startswith("careful.py:Careful ")]
+    assert len(tables) == len(arena) and all(" 10 " in line for line in tables), done.stdout
+    assert (tmp_path / "mybot" / "careful.py").is_file()

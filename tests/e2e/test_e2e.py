@@ -94,7 +94,7 @@ def test_a_killed_bot_is_disconnected_and_takes_its_seat_back(server: ServerProc
             first.wait()
             for _ in range(3):
                 await answer_one()
-            again = server.bot(match.tokens[0], "house:random")
+            again = server.bot(match.tokens[0], "house:random", "-v")
             assert again.stderr is not None
             line = ""
             while " started: " not in line:  # the bot is back in its seat

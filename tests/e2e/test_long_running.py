@@ -22,7 +22,7 @@ from bullring.sdk.runner import play
 from bullring.server.app import RefereeServer, ServerOptions
 from bullring.server.ladder.seating import LadderOptions
 from bullring.server.match.runner import MatchRunner
-from bullring.server.store import MatchConfig
+from bullring.server.store import MatchConfig, Store
 from tests.seat_client import SeatClient
 from tests.serving import CLI, Match, db_url
 
@@ -31,7 +31,9 @@ GUARD_S = 30.0
 
 
 def create_match(db: str, game: str, seats: int, *args: str) -> Match:
-    """``bullring match create`` on ``db``."""
+    """``bullring match create`` on ``db``, made first if it is not there (as the server
+    these tests start afterwards would make it: only ``serve`` creates a database)."""
+    Store(db).engine.dispose()
     out = subprocess.run([*CLI, "match", "create", "--game", game, "--seats", str(seats),
                           "--db", db, *args], check=True, capture_output=True,
                          text=True).stdout.splitlines()

@@ -6,6 +6,7 @@ their own ``bullring bot`` processes."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import httpx
@@ -14,7 +15,7 @@ from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.server.store import Store
 from tests.e2e.challenge_rig import FAST, Calls, assert_unrated
 from tests.ladder_helpers import LadderBot, LadderServer, wait_for_matches
-from tests.serving import db_url
+from tests.serving import CLI, db_url
 
 HOUSE = ["--house-bots", "greedy,random,random", "--house-rest", "0"]
 """Three house bots: with any one registered bot they fill a rated table of four."""
@@ -41,7 +42,7 @@ def test_a_practice_run_waits_for_its_match_and_is_never_seated_at_a_rated_table
     rated = LadderBot.start("ann", server.address, tokens["ann"], "six_nimmt", "house:greedy",
                             "--matches", "1")
     stop_all.append(rated)
-    assert rated.proc.wait(timeout=120) == 0
+    assert rated.proc.wait(timeout=120) == 0, rated.err.text()[-3000:]
     [(first_match, _)] = rated.matches()
     before = rating(store, "ann")
     assert before is not None and before[0] == 1
@@ -93,3 +94,25 @@ def test_a_practice_run_waits_for_its_match_and_is_never_seated_at_a_rated_table
     assert_unrated(store, challenge.match_id, ["ann", "bob"])
     assert [m.id for m in store.matches(bot="ann")] == [challenge.match_id, first_match]
     assert rating(store, "ann") == before and rating(store, "dee") is None
+
+
+def test_a_bot_that_cannot_load_asks_the_server_for_nothing(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """A bot file with a syntax error: ``bullring bot``, with ``--practice`` or without,
+    exits 2 with one line naming the file and the line, before any challenge is made (a
+    challenge made first stayed accepted, and the next run played that stale match)."""
+    server = LadderServer(db_url(tmp_path), [*FAST, *HOUSE]).start()
+    stop_all.append(server)
+    token = server.add_bot("ann")
+    bot = tmp_path / "broken.py"
+    bot.write_text("from bullring.sdk.bot import Bot\n\n\nclass Broken(Bot):\n"
+                   "    def decide(self, observation)\n        return 1\n", encoding="utf-8")
+    for extra in (["--practice", "--against", "house:random"], []):
+        done = subprocess.run([*CLI, "bot", "--server", server.address, "--token", token,
+                               "--ladder", "six_nimmt", *extra, "broken.py:Broken"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (f"bullring bot: bad bot spec 'broken.py:Broken': {bot}, line 5: "
+                               f"SyntaxError: expected ':'\n")
+        assert done.stdout == ""
+    assert Store(server.db).challenges("ann") == []

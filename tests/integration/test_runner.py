@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -80,7 +81,7 @@ class Slow(LowCard):
 @pytest.mark.timeout(30)
 def test_reconnects_into_the_same_seat(caplog: pytest.LogCaptureFixture) -> None:
     """A dropped stream is reconnected; the resent decision gets the same answer."""
-    caplog.set_level(logging.INFO, logger="bullring.bot")
+    caplog.set_level(logging.DEBUG, logger="bullring.bot")
     RECORDERS.clear()
     request, card = decision("d1")
     joins: list[pb.PlayRequest] = []
@@ -190,15 +191,35 @@ def test_a_closed_stream_is_not_reconnected(reason: pb.CloseReason,
 
 
 @pytest.mark.timeout(30)
-def test_gives_up_when_nothing_listens(caplog: pytest.LogCaptureFixture) -> None:
-    """With no server, the runner retries with backoff, then raises ConnectionError."""
-    caplog.set_level(logging.INFO, logger="bullring.bot")
+def test_a_refused_connection_ends_the_run_after_a_second(caplog: pytest.LogCaptureFixture
+                                                          ) -> None:
+    """Where nothing listens, the runner retries quietly (a server may be starting) for
+    REFUSED_FOR_S, then raises ConnectionError saying the connection was refused, long
+    before give_up_after_s."""
+    caplog.set_level(logging.DEBUG, logger="bullring.bot")
     address = f"127.0.0.1:{free_port()}"
     began = time.monotonic()
-    with pytest.raises(ConnectionError, match=f"gave up on {address} after 0.6 s"):
-        asyncio.run(runner.play(address, TOKEN, "house:random", give_up_after_s=0.6))
-    assert 0.5 < time.monotonic() - began < 5
-    assert caplog.text.count("reconnecting in") >= 3  # backed off, but kept trying
+    with pytest.raises(ConnectionError, match=f"^{address} refused the connection"):
+        asyncio.run(runner.play(address, TOKEN, "house:random", give_up_after_s=60))
+    assert runner.REFUSED_FOR_S <= time.monotonic() - began < 30
+    retries = [r for r in caplog.records if "reconnecting in" in r.getMessage()]
+    assert len(retries) >= 3 and {r.levelno for r in retries} == {logging.DEBUG}
+
+
+@pytest.mark.timeout(30)
+def test_gives_up_when_nothing_answers(caplog: pytest.LogCaptureFixture) -> None:
+    """A listener that never speaks (no gRPC, no HTTP): the runner retries with backoff,
+    warning each time, then raises ConnectionError after give_up_after_s."""
+    caplog.set_level(logging.INFO, logger="bullring.bot")
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        began = time.monotonic()
+        with pytest.raises(ConnectionError, match=f"gave up on {address} after 0.6 s"):
+            asyncio.run(runner.play(address, TOKEN, "house:random", give_up_after_s=0.6))
+    assert 0.5 < time.monotonic() - began < 10
+    assert caplog.text.count("reconnecting in") >= 1  # backed off, but kept trying
 
 
 @pytest.mark.timeout(30)
@@ -317,7 +338,8 @@ def threaded_referee(play: Callable[[Iterator[pb.PlayRequest], Any], Iterator[pb
 @pytest.mark.timeout(30)
 def test_cli_prints_the_result(capsys: pytest.CaptureFixture[str], cli_logging: None,
                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """``bullring bot`` plays the match and prints one line; the token may come from env."""
+    """``bullring bot`` plays the match and prints one line, marking its own seat; the token
+    may come from env."""
     tokens: list[str | None] = []
 
     def play(requests: Iterator[pb.PlayRequest], context: Any) -> Iterator[pb.PlayResponse]:
@@ -333,7 +355,8 @@ def test_cli_prints_the_result(capsys: pytest.CaptureFixture[str], cli_logging: 
     finally:
         server.stop(None)
     out, err = capsys.readouterr()
-    assert out == "match m-1 ended: totals [3, 7] ranks [1, 2] (normal)\n"
+    assert out == ("match m-1 ended: totals [3, 7] ranks [1, 2] (normal); "
+                   "you (seat 0): total 3, rank 1\n")
     assert "connected to" in err
     assert tokens == ["Bearer from-env"]
 
@@ -358,6 +381,8 @@ def test_cli_exit_codes(capsys: pytest.CaptureFixture[str], cli_logging: None,
     assert runner_cli.main(("--server", nowhere, "--token", "x", "--give-up-after", "0.2",
                             "house:random")) == 4
     assert "gave up" in capsys.readouterr().err
+    assert runner_cli.main(("--server", nowhere, "--token", "x", "house:random")) == 4
+    assert "refused the connection" in capsys.readouterr().err
     assert runner_cli.main(("--server", nowhere, "--token", "x", "nope")) == 2
     assert runner_cli.main(("--server", nowhere, "house:random")) == 2
     assert "a token is required" in capsys.readouterr().err

@@ -4,6 +4,8 @@ live server's ladder over HTTP with nothing but Python's standard library."""
 
 from __future__ import annotations
 
+import shlex
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -67,3 +69,20 @@ class TestPythonStdlibKit(KitTests):
                                "--cache-dir", "/dev/null", "."], cwd=rig.folder,
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stdout
+
+    def test_a_wrong_address_is_said_at_once(self, rig: KitRig) -> None:
+        """The README's run command pointed at the server's gRPC port, or at a port where
+        nothing listens, stops at once with status 4 and says why in its last line (it would
+        retry for its 60 s --give-up-after), with no traceback."""
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        run = shlex.split(STDLIB.readme_commands()[2])
+        for server, said in ((f"http://{rig.server.address}", "it is a gRPC port"),
+                             (closed, "refused the connection")):
+            argv = [{"http://HOST:PORT": server, "TOKEN": "x"}.get(word, word) for word in run]
+            done = subprocess.run(argv, cwd=rig.folder, capture_output=True, text=True,
+                                  timeout=30)
+            assert done.returncode == 4, done.stderr
+            assert said in done.stderr.strip().splitlines()[-1], done.stderr
+            assert "Traceback" not in done.stderr

@@ -75,3 +75,30 @@ def test_bot_for_another_game() -> None:
         bot_spec.load_bot("house:never_take", "six_nimmt", 0)
     with pytest.raises(ValueError, match="plays six_nimmt, not 'no_thanks'"):
         bot_spec.load_bot("tests.bots.low_card:LowCard", "no_thanks", 0)
+
+
+@pytest.mark.parametrize(("source", "line", "error"), [
+    ("from bullring.sdk.bot import Bot\n\nclass Broken(Bot):\n    def decide(self, obs)\n"
+     "        return 1\n", 4, "SyntaxError: expected ':'"),
+    ("import json\nLIMIT = 1 / 0\n", 2, "ZeroDivisionError: division by zero"),
+    ("import no_such_dependency_xyz\n", 1,
+     "ModuleNotFoundError: No module named 'no_such_dependency_xyz'"),
+])
+def test_a_bot_file_that_fails_to_import_names_its_file_and_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, line: int,
+        error: str) -> None:
+    """A bot file with a syntax error, an exception at its top level or a missing
+    dependency is a ValueError of one line naming the file, the line and the error (the
+    commands print it and exit 2, with no traceback); a module spec says the same."""
+    path = tmp_path / "broken_bot.py"
+    path.write_text(source, encoding="utf-8")
+    with pytest.raises(ValueError) as raised:
+        bot_spec.bot_class(f"{path}:Broken")
+    message = str(raised.value)
+    assert message == f"bad bot spec '{path}:Broken': {path}, line {line}: {error}"
+    module = tmp_path / "broken_module_bot.py"
+    module.write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match=f"cannot import 'broken_module_bot': {module}, "
+                                         f"line {line}: "):
+        bot_spec.bot_class("broken_module_bot:Broken")

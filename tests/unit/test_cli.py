@@ -167,21 +167,54 @@ def test_help_lists_the_exit_statuses_and_version(
 
 
 READ_COMMANDS = [["bots", "list"], ["leaderboard", "--game", "six_nimmt"], ["matches"],
-                 ["replay", "export", "abc123"], ["replay", "export", "--all", "out"]]
+                 ["replay", "export", "abc123"], ["replay", "export", "--all", "out"],
+                 ["challenge", "list", "--token", "t"], ["challenge", "show", "c1", "--token", "t"]]
 """The commands that only read the ladder."""
+WRITE_COMMANDS = [["bots", "add", "x"], ["bots", "version", "x"], ["bots", "disable", "x"],
+                  ["bots", "enable", "x"], ["bots", "rotate-token", "x"],
+                  ["match", "create", "--game", "six_nimmt", "--seats", "2"],
+                  ["admin", "rotate-token"],
+                  ["challenge", "create", "--game", "six_nimmt", "--against", "house:greedy",
+                   "--token", "t"],
+                  ["challenge", "accept", "c1", "--token", "t"],
+                  ["challenge", "decline", "c1", "--token", "t"],
+                  ["challenge", "auto-accept", "on", "--token", "t"]]
+"""The commands that change the ladder on the database (``bullring tournament`` too, below)."""
 
 
-@pytest.mark.parametrize("argv", READ_COMMANDS, ids=" ".join)
-def test_read_commands_never_create_a_database(
+def test_the_lists_hold_every_command_with_db_but_serve() -> None:
+    """READ_COMMANDS and WRITE_COMMANDS (and tournament) name every command that opens the
+    database."""
+    with_db = {path for path, parser in leaves(server_cli.build_parser())
+               if any("--db" in action.option_strings for action in parser._actions)}
+    assert with_db >= {("serve",), ("tournament",)}
+    assert {path for path in with_db - {("serve",), ("tournament",)}
+            if not any(argv[:len(path)] == list(path)
+                       for argv in READ_COMMANDS + WRITE_COMMANDS)} == set()
+
+
+@pytest.mark.parametrize("argv", [*READ_COMMANDS, *WRITE_COMMANDS], ids=" ".join)
+def test_no_command_but_serve_creates_a_database(
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
         argv: list[str]) -> None:
-    """In an empty folder a read command, with the default database or --db naming a file
-    that is not there, says there is no database (one line) and creates nothing."""
+    """In a folder without the database, every command but ``serve``, reading or writing,
+    with the default database or --db naming a file that is not there, says in one line
+    that there is none, naming the file's whole path, and creates nothing (``bots add`` run
+    in another folder made a new, empty ladder, and the bot's token was unknown to the
+    server)."""
     monkeypatch.chdir(tmp_path)
-    for extra in ([], ["--db", f"sqlite:///{tmp_path / 'none.db'}"]):
+    monkeypatch.delenv("BULLRING_TOKEN", raising=False)
+    for extra, path in (([], tmp_path / "bullring.db"),
+                        (["--db", f"sqlite:///{tmp_path / 'none.db'}"], tmp_path / "none.db")):
         assert server_cli.main([*argv, *extra]) == 2
         err = capsys.readouterr().err
-        assert len(err.strip().splitlines()) == 1 and "no database at" in err, err
+        assert len(err.strip().splitlines()) == 1, err
+        assert f"--db: no database at '{path}': only `bullring serve` creates one" in err, err
+    assert list(tmp_path.iterdir()) == []
+    missing = f"sqlite:///{tmp_path / 'none.db'}"
+    assert server_cli.main(["tournament", "--db", missing, "--bots", "a,b", "--format",
+                            "round-robin", "--games", "1"]) == 2
+    assert "no database at" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -241,8 +274,8 @@ ISSUE_CASES = [
     (["arena", "--game", "six_nimmt", "--bots", "random,random", "--replays", "/proc/nope"], 2,
      "--replays: cannot write in '/proc/nope'"),
     (["leaderboard", "--game", "chess"], 2, "--game: unknown game 'chess'; known: six_nimmt"),
-    (["leaderboard", "--game", "six_nimmt"], 2, "--db: no database at 'bullring.db'"),
-    (["replay", "export", "1f2e3d4c5b6a"], 2, "--db: no database at 'bullring.db'"),
+    (["leaderboard", "--game", "six_nimmt"], 2, "--db: no database at '/"),
+    (["replay", "export", "1f2e3d4c5b6a"], 2, "--db: no database at '/"),
     (["bots", "list", "--server", "127.0.0.1:1"], 4, "no answer from 127.0.0.1:1"),
     (["bots", "add", "x", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none"], 5,
      "the database failed: connection failed"),

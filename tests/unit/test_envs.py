@@ -1,21 +1,41 @@
-"""The environments: PettingZoo's and Gymnasium's API checks, observations built from what a
-remote bot receives, and the rules the envs must keep (the row choice, masks, rewards)."""
+"""The environments: PettingZoo's and Gymnasium's own checks, run as their authors ship them,
+observations built from what a remote bot receives, and the rules the envs must keep (the
+row choice, masks, rewards, what an illegal action costs)."""
 
 from __future__ import annotations
 
+import re
 import warnings
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from pettingzoo.test import api_test, parallel_api_test, seed_test
+from pettingzoo.test import (
+    api_test,
+    parallel_api_test,
+    parallel_seed_test,
+    performance_benchmark,
+    render_test,
+    seed_test,
+)
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from bullring.contract import wire
 from bullring.referee import no_thanks, six_nimmt
-from bullring.referee.core import DecisionKind
+from bullring.referee.core import DecisionKind, IllegalActionError
 from bullring.referee.registry import get_game
-from bullring.sdk.envs import NoThanksAECEnv, SingleAgentEnv, SixNimmtParallelEnv, encoder
+from bullring.sdk.envs import (
+    GYMNASIUM_IDS,
+    NoThanksAECEnv,
+    SingleAgentEnv,
+    SixNimmtParallelEnv,
+    encoder,
+    six_nimmt_env,
+)
 from bullring.sdk.envs.encoding import ROW_BASE, WAIT
 from bullring.sdk.house import house_bot
 
@@ -24,6 +44,41 @@ ACCEPTED_WARNINGS = ("probably should be gymnasium.spaces.box",
 """PettingZoo's api_test advises a Box observation; a Dict of ``observation`` and
 ``action_mask`` is PettingZoo's own convention for masked games (its classic games)."""
 
+SIX_NIMMT_TABLES: list[tuple[int, dict[str, Any]]] = [
+    (2, {}), (4, {}), (10, {"rounds": 1}), (3, {"variant": "professional", "rounds": 1})]
+NO_THANKS_TABLES: list[tuple[int, dict[str, Any]]] = [
+    (3, {}), (2, {"two_seats": True}), (5, {"hidden_card": True, "rounds": 2}),
+    (4, {"tens_out": True})]
+
+EnvFactory = Callable[..., Any]
+"""Makes an environment; PettingZoo's render_test passes ``render_mode`` to it."""
+
+
+def _parallel_envs() -> list[Any]:
+    """Every table as a ParallelEnv: 6 nimmt! natively, No Thanks! through PettingZoo's
+    ``turn_based_aec_to_parallel``."""
+    six: list[Any] = [pytest.param(partial(SixNimmtParallelEnv, seats, settings),
+                                   id=f"six_nimmt-{seats}-{settings}")
+                      for seats, settings in SIX_NIMMT_TABLES]
+    return six + [pytest.param(partial(_no_thanks_parallel, seats, settings),
+                               id=f"no_thanks-{seats}-{settings}")
+                  for seats, settings in NO_THANKS_TABLES]
+
+
+def _no_thanks_parallel(seats: int, settings: dict[str, Any], **kwargs: Any) -> Any:
+    return turn_based_aec_to_parallel(NoThanksAECEnv(seats, settings, **kwargs))
+
+
+def _aec_envs() -> list[Any]:
+    """Every table as an AECEnv: No Thanks! natively, 6 nimmt! as its module's ``env()``
+    (PettingZoo's ``parallel_to_aec``)."""
+    six: list[Any] = [pytest.param(partial(six_nimmt_env.env, seats, settings),
+                                   id=f"six_nimmt-{seats}-{settings}")
+                      for seats, settings in SIX_NIMMT_TABLES]
+    return six + [pytest.param(partial(NoThanksAECEnv, seats, settings),
+                               id=f"no_thanks-{seats}-{settings}")
+                  for seats, settings in NO_THANKS_TABLES]
+
 
 def _only_accepted(caught: list[warnings.WarningMessage]) -> None:
     unexpected = [str(w.message) for w in caught
@@ -31,19 +86,54 @@ def _only_accepted(caught: list[warnings.WarningMessage]) -> None:
     assert not unexpected
 
 
-@pytest.mark.parametrize("seats, settings", [(2, {}), (4, {}), (10, {"rounds": 1}),
-                                             (3, {"variant": "professional", "rounds": 1})])
-def test_six_nimmt_passes_pettingzoo_parallel_api_test(seats: int,
-                                                       settings: dict[str, Any]) -> None:
-    """PettingZoo's parallel_api_test passes on the 6 nimmt! env, with no warning, at 2, 4
-    and 10 seats and in the drafted variant; the same seed plays the same game."""
+@pytest.mark.parametrize("make", _parallel_envs())
+def test_pettingzoo_parallel_checks_pass(make: EnvFactory) -> None:
+    """PettingZoo's parallel_api_test and parallel_seed_test, unmodified, pass on every
+    table with no warning; the seed test samples actions without their masks, so it meets
+    the illegal actions that end a game."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        parallel_api_test(SixNimmtParallelEnv(seats, settings), num_cycles=1000)
+        parallel_api_test(make(), num_cycles=1000)
+        parallel_seed_test(make)
     _only_accepted(caught)
-    # PettingZoo's parallel_seed_test samples actions without their masks; this is it, masked.
-    assert _masked_play(seats, settings, 9) == _masked_play(seats, settings, 9)
-    assert _masked_play(seats, settings, 9) != _masked_play(seats, settings, 10)
+
+
+@pytest.mark.parametrize("make", _aec_envs())
+def test_pettingzoo_aec_checks_pass(make: EnvFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    """PettingZoo's api_test, seed_test and render_test, unmodified, pass on every table
+    with no warning but its advice on Dict observations; render_test's ``human`` mode prints
+    the table."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        api_test(make(), num_cycles=1000)
+        seed_test(make)
+        capsys.readouterr()
+        render_test(make)
+    _only_accepted(caught)
+    printed = capsys.readouterr().out
+    assert re.search(r"^round 0$", printed, re.MULTILINE)
+    assert "pending: seat 0" in printed
+
+
+@pytest.mark.parametrize("make", [pytest.param(partial(six_nimmt_env.env, 4), id="six_nimmt"),
+                                  pytest.param(partial(NoThanksAECEnv, 3), id="no_thanks")])
+def test_pettingzoo_performance_benchmark_runs(make: EnvFactory,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """PettingZoo's performance_benchmark (five seconds of masked random play, resetting at
+    each game's end) runs to its end on both games."""
+    performance_benchmark(make())
+    printed = capsys.readouterr().out
+    turns = re.search(r"^([0-9.]+) turns per second$", printed, re.MULTILINE)
+    assert turns is not None and float(turns.group(1)) > 0, printed
+    assert "Finished performance benchmark" in printed
+
+
+def test_six_nimmt_same_seed_same_game() -> None:
+    """The same seed plays the same game under masked play, another seed another game
+    (parallel_seed_test's unmasked actions end a game at its first step)."""
+    for seats, settings in SIX_NIMMT_TABLES:
+        assert _masked_play(seats, settings, 9) == _masked_play(seats, settings, 9)
+        assert _masked_play(seats, settings, 9) != _masked_play(seats, settings, 10)
 
 
 def _masked_play(seats: int, settings: dict[str, Any], seed: int) -> list[bytes]:
@@ -58,19 +148,6 @@ def _masked_play(seats: int, settings: dict[str, Any], seed: int) -> list[bytes]
                    for a, o in observations.items()}
         observations, *_ = env.step(actions)
     return seen
-
-
-@pytest.mark.parametrize("seats, settings", [(3, {}), (2, {"two_seats": True}),
-                                             (5, {"hidden_card": True, "rounds": 2}),
-                                             (4, {"tens_out": True})])
-def test_no_thanks_passes_pettingzoo_api_test(seats: int, settings: dict[str, Any]) -> None:
-    """PettingZoo's api_test (and its seed test) passes on the No Thanks! env, with no
-    warning but its advice on Dict observations, in every variant."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        api_test(NoThanksAECEnv(seats, settings), num_cycles=1000)
-        seed_test(lambda: NoThanksAECEnv(seats, settings))
-    _only_accepted(caught)
 
 
 def _observations_along_a_game(game: str, seats: int, settings: dict[str, Any],
@@ -117,9 +194,9 @@ def test_vectors_are_the_same_from_the_wire(game: str, seats: int,
 
 def test_a_row_choice_is_a_step_of_its_seat_alone() -> None:
     """When a trick's lowest card is below every row end, the next step asks that seat
-    alone for a row (its mask: the four rows); the others may only wait, and the chosen
-    row's bullheads are that seat's negative reward."""
-    env = SixNimmtParallelEnv(3, {"rounds": 1})
+    alone for a row (its mask: the four rows); the others may only wait (a strict env
+    refuses anything else), and the chosen row's bullheads are that seat's negative reward."""
+    env = SixNimmtParallelEnv(3, {"rounds": 1}, strict=True)
     observations, _ = env.reset(seed=0)
     for _ in range(200):
         state = env.game_state
@@ -142,6 +219,118 @@ def test_a_row_choice_is_a_step_of_its_seat_alone() -> None:
     observations, rewards, *_ = env.step({agent: ROW_BASE + 2})
     cost = sum(six_nimmt.BULLHEADS[c] for c in rows[2])
     assert rewards[agent] <= -cost
+
+
+def _not_in_hand(observation: dict[str, np.ndarray]) -> int:
+    """A card action the mask forbids."""
+    return int(np.flatnonzero(observation["action_mask"][1:ROW_BASE] == 0)[0]) + 1
+
+
+def test_an_illegal_action_ends_the_parallel_game_with_the_penalty() -> None:
+    """A card not in the hand ends the 6 nimmt! game, as PettingZoo's classic games end
+    theirs: its agent is terminated with minus the worst total a game can reach (237 at
+    the default settings: the end threshold 66 plus every bullhead, 171), every other agent
+    truncated with 0, nothing of the step played, and no agent left."""
+    env = SixNimmtParallelEnv(3)
+    assert env.illegal_reward == -(66 + sum(six_nimmt.BULLHEADS)) == -237
+    observations, _ = env.reset(seed=2)
+    actions = {a: int(np.flatnonzero(o["action_mask"])[0]) for a, o in observations.items()}
+    actions["seat_1"] = _not_in_hand(observations["seat_1"])
+    after, rewards, terminations, truncations, infos = env.step(actions)
+    assert rewards == {"seat_0": 0.0, "seat_1": -237.0, "seat_2": 0.0}
+    assert terminations == {"seat_0": False, "seat_1": True, "seat_2": False}
+    assert truncations == {"seat_0": True, "seat_1": False, "seat_2": True}
+    assert infos["seat_1"] == {"illegal_action": actions["seat_1"]}
+    assert env.agents == []
+    assert all(np.array_equal(after[a]["observation"], observations[a]["observation"])
+               for a in observations)
+    assert SixNimmtParallelEnv(3, {"rounds": 1}).illegal_reward == -171
+    assert SixNimmtParallelEnv(3, illegal_reward=-1).illegal_reward == -1
+
+
+def test_an_illegal_action_ends_the_aec_games_with_the_penalty() -> None:
+    """Through the AEC API (No Thanks! natively, 6 nimmt! through ``parallel_to_aec``) an
+    illegal action gives its agent the penalty (No Thanks! at 3 seats: minus 660, the spread
+    between the worst total, every card, and the best, every chip), and the game ends once
+    every agent has stepped ``None`` through ``agent_iter``."""
+    assert NoThanksAECEnv(3).illegal_reward == -660
+    for env, offender in ((NoThanksAECEnv(3), "seat_0"), (six_nimmt_env.env(3), "seat_2")):
+        env.reset(seed=5)
+        finished: dict[str, tuple[float, bool, bool]] = {}
+        for agent in env.agent_iter(100):
+            obs, reward, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                finished[agent] = (reward, terminated, truncated)
+                env.step(None)
+                continue
+            forbidden = np.flatnonzero(obs["action_mask"] == 0)
+            env.step(int(forbidden[0]) if agent == offender else
+                     int(np.flatnonzero(obs["action_mask"])[0]))
+        assert env.agents == []
+        penalty = env.unwrapped.illegal_reward
+        assert finished == {a: (penalty, True, False) if a == offender else (0.0, False, True)
+                            for a in env.possible_agents}
+
+
+def test_an_illegal_action_ends_the_single_agent_episode() -> None:
+    """In the Gymnasium env an illegal action ends the episode, terminated, with the
+    penalty and ``info["illegal_action"]``; a further step is refused until reset."""
+    env = SingleAgentEnv("six_nimmt", ("random",))
+    obs, _ = env.reset(seed=1)
+    action = _not_in_hand(obs)
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert (reward, terminated, truncated) == (-237.0, True, False)
+    assert info["illegal_action"] == action
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    obs, _ = env.reset()
+    assert env.step(int(np.flatnonzero(obs["action_mask"])[0]))[1] > -237
+
+
+def test_a_strict_env_raises_the_referees_error_and_changes_nothing() -> None:
+    """With ``strict=True`` an illegal action raises ``IllegalActionError`` (a ValueError),
+    in every env, and the game goes on from where it was; an action outside the action
+    space is refused in either mode."""
+    six = SixNimmtParallelEnv(2, strict=True)
+    observations, _ = six.reset(seed=1)
+    with pytest.raises(IllegalActionError):
+        six.step({a: _not_in_hand(o) for a, o in observations.items()})
+    six.step({a: int(np.flatnonzero(o["action_mask"])[0]) for a, o in observations.items()})
+    nt = NoThanksAECEnv(3, strict=True)
+    nt.reset(seed=1)
+    with pytest.raises(IllegalActionError):
+        nt.step(3)
+    nt.step(0)
+    single = SingleAgentEnv("no_thanks", ("random", "random"), strict=True)
+    single.reset(seed=1)
+    with pytest.raises(IllegalActionError):
+        single.step(2)
+    assert single.step(1)[2] is False
+    for strict in (True, False):
+        parallel = SixNimmtParallelEnv(2, strict=strict)
+        observations, _ = parallel.reset(seed=1)
+        with pytest.raises(ValueError, match="not in the action space"):
+            parallel.step(dict.fromkeys(observations, 109))
+        turns = NoThanksAECEnv(3, strict=strict)
+        turns.reset(seed=1)
+        with pytest.raises(ValueError, match="not in the action space"):
+            turns.step(4)
+
+
+def test_human_rendering_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    """``render_mode="human"`` prints the table at reset and after each step (render()
+    returns None, as PettingZoo and Gymnasium want); ``ansi`` returns the same text."""
+    human = SixNimmtParallelEnv(2, render_mode="human")
+    observations, _ = human.reset(seed=8)
+    text = SixNimmtParallelEnv(2, render_mode="ansi")
+    text.reset(seed=8)
+    assert capsys.readouterr().out == f"{text.render()}\n\n"
+    human.step({a: int(np.flatnonzero(o["action_mask"])[0]) for a, o in observations.items()})
+    assert human.render() is None
+    printed = capsys.readouterr().out
+    assert printed.count("round 0") == 2 and "trick: 1" in printed
+    with pytest.raises(ValueError, match="'human' or 'ansi'"):
+        SingleAgentEnv(render_mode="rgb_array")
 
 
 def test_returns_are_minus_the_game_totals() -> None:
@@ -180,33 +369,24 @@ def test_no_thanks_vector_never_holds_another_seats_chips() -> None:
                               code.vector(no_thanks.new_state(3, {}, 1).observation(0)))
 
 
-@pytest.mark.parametrize("game, opponents", [("six_nimmt", ("random",)),
-                                             ("no_thanks", ("threshold", "random"))])
-def test_single_agent_env_passes_gymnasium_checks(game: str, opponents: tuple[str, ...]) -> None:
-    """The Gymnasium env resets, seeds and steps as Gymnasium's checker wants (its step
-    check samples unmasked actions, so the env's illegal-action error is what it meets: the
-    checker runs on a wrapper that answers a masked-out action with the first legal one)."""
-    env = SingleAgentEnv(game, opponents)
+@pytest.mark.parametrize("env_id", list(GYMNASIUM_IDS))
+@pytest.mark.parametrize("render_mode", [None, "human", "ansi"])
+def test_gymnasium_check_env_passes(env_id: str, render_mode: str | None) -> None:
+    """Gymnasium's check_env, as shipped (render and close checks included), passes on each
+    registered game with no warning; its step checks sample unmasked actions, which end
+    the episode. A whole game through ``gymnasium.make``'s own checking wrappers warns of
+    nothing either."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        check_env(_FirstLegal(env), skip_render_check=True)
-    assert not [w for w in caught if "action_mask" not in str(w.message)]
-    env.reset(seed=1)
-    with pytest.raises(ValueError):
-        env.step(0 if game == "six_nimmt" else 3)
-
-
-class _FirstLegal(SingleAgentEnv):
-    """A SingleAgentEnv whose step replaces an illegal action with the first legal one."""
-
-    def __init__(self, env: SingleAgentEnv) -> None:
-        super().__init__(env.game_spec.id, env.opponents, env.settings)
-
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        mask = self.encoder.mask(self.observation_of())
-        if not mask[int(action)]:
-            action = int(np.flatnonzero(mask)[0])
-        return super().step(action)
+        check_env(gymnasium.make(env_id, render_mode=render_mode).unwrapped)
+        env = gymnasium.make(env_id)
+        obs, info = env.reset(seed=4)
+        done = False
+        while not done:
+            obs, _, done, truncated, info = env.step(env.action_space.sample(obs["action_mask"]))
+            assert not truncated
+        assert "totals" in info
+    assert [str(w.message) for w in caught] == []
 
 
 def test_single_agent_env_plays_whole_games_against_house_bots() -> None:

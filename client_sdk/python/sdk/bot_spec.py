@@ -3,7 +3,8 @@
 ``house:NAME`` (or a bare house bot name) is a house bot; ``package.module:ClassName`` and
 ``path/to/file.py:ClassName`` import the module and make ``ClassName(seed)``, which must
 subclass ``bullring.sdk.bot.Bot``. The runner, the arena and the tournament all resolve specs
-here.
+here. A module that fails to import (a syntax error, an exception at its top level, a missing
+dependency) is a ``ValueError`` naming the file and line, not a traceback.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import importlib
 import importlib.util
 import re
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -98,8 +100,22 @@ def load_bot(spec: str, game: str, seed: int) -> Bot:
 def _import_module(spec: str, module: str) -> Any:
     try:
         return importlib.import_module(module)
-    except ImportError as e:
-        raise ValueError(f"bad bot spec {spec!r}: cannot import {module!r}: {e}") from e
+    except Exception as e:
+        raise ValueError(f"bad bot spec {spec!r}: cannot import {module!r}: "
+                         f"{_failure(e)}") from e
+
+
+def _failure(error: Exception) -> str:
+    """Where and why importing a bot's module failed, in one line: ``FILE, line N:
+    SyntaxError: ...`` (the line the error points at: the author's own code)."""
+    what = f"{type(error).__name__}: {error}"
+    if isinstance(error, SyntaxError) and error.filename:
+        return f"{error.filename}, line {error.lineno}: {type(error).__name__}: {error.msg}"
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if not frame.filename.startswith("<") and "importlib" not in frame.filename]
+    if not frames:
+        return what
+    return f"{frames[-1].filename}, line {frames[-1].lineno}: {what}"
 
 
 def _import_file(spec: str, path: Path) -> Any:
@@ -120,9 +136,9 @@ def _import_file(spec: str, path: Path) -> Any:
     sys.modules[name] = module
     try:
         module_spec.loader.exec_module(module)
-    except ImportError as e:
+    except Exception as e:
         del sys.modules[name]
-        raise ValueError(f"bad bot spec {spec!r}: importing {str(path)!r} failed: {e}") from e
+        raise ValueError(f"bad bot spec {spec!r}: {_failure(e)}") from e
     except BaseException:
         del sys.modules[name]
         raise

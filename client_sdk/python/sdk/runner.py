@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 import grpc
 
+from bullring.commandline import reach
 from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.sdk.backoff import Backoff
@@ -42,10 +43,15 @@ SESSIONS = {"stream": play_stream, "unary": play_unary}
 Subscribe plus SubmitAnswer calls."""
 
 log = logging.getLogger("bullring.bot")
-"""The runner's logger: connections, decisions answered and missed, rejections."""
+"""The runner's logger: connections and what goes wrong at INFO and above; each match's
+start and end, every decision answered, events and verdicts at DEBUG."""
 
 RECONNECT = Backoff(first_s=0.05, max_s=2.0, factor=2.0, jitter=0.5)
 """The pauses between reconnects: 0.05 s doubling up to 2 s, each shortened by up to half."""
+
+REFUSED_FOR_S = 1.0
+"""How long connections may be refused, before the server has ever answered, until the
+runner stops: nothing listens at that address (a server just starting gets this long)."""
 
 
 def _channel_options() -> list[tuple[str, int]]:
@@ -66,6 +72,23 @@ async def _connect(channel: grpc.aio.Channel) -> bool:
         await channel.wait_for_state_change(state)
         state = channel.get_state(try_to_connect=True)
     return True
+
+
+def _check_finding(finding: reach.Finding | None, reached: bool,
+                   refused_since: float | None) -> float | None:
+    """Raise ``ConnectionError`` when ``finding`` shows that the address will never be the
+    gRPC server (before it has ever answered): an HTTP port at once, refusals once they have
+    lasted ``REFUSED_FOR_S``. Return since when connections have been refused (None: the
+    last attempt was not refused)."""
+    if finding is None or finding.kind is not reach.Kind.REFUSED:
+        if finding is not None and not reached:
+            raise ConnectionError(finding.message)
+        return None
+    now = time.monotonic()
+    since = now if refused_since is None else refused_since
+    if not reached and now - since >= REFUSED_FOR_S:
+        raise ConnectionError(finding.message)
+    return since
 
 
 def _refusal(e: grpc.aio.AioRpcError) -> Exception:
@@ -101,7 +124,10 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
     or the stream ends before MatchEnded, the runner reconnects into the same seat with
     exponential backoff and jitter (0.05 s doubling up to 2 s). It raises
     ``ConnectionError`` once ``give_up_after_s`` has passed without a working connection
-    (one on which the server sent something), ``PermissionError`` at once for
+    (one on which the server sent something); before the server has ever answered, sooner:
+    at once when the address answers HTTP/1.1 (Bullring's HTTP port: the message names the
+    gRPC port), and after ``REFUSED_FOR_S`` of refused connections (nothing listens there).
+    It raises ``PermissionError`` at once for
     UNAUTHENTICATED / PERMISSION_DENIED, ``ValueError`` for INVALID_ARGUMENT /
     RESOURCE_EXHAUSTED or a bad bot spec, and ``RuntimeError`` for any other status.
 
@@ -130,6 +156,8 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
     down_since = time.monotonic()
     failures = 0
     last_error = "no attempt yet"
+    reached = False
+    refused_since: float | None = None
     try:
         while True:
             remaining = give_up_after_s - (time.monotonic() - down_since)
@@ -137,14 +165,19 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
                 raise ConnectionError(f"gave up on {server} after {give_up_after_s:g} s "
                                       f"without a connection; last error: {last_error}")
             conn = Connection()
-            log.info("connecting to %s (%s)%s", server, transport,
-                     f", attempt {failures + 1}" if failures else "")
+            log.debug("connecting to %s (%s)%s", server, transport,
+                      f", attempt {failures + 1}" if failures else "")
             async with grpc.aio.insecure_channel(server, options=_channel_options()) as channel:
                 try:
                     ready = await asyncio.wait_for(_connect(channel), remaining)
                     last_error = "cannot connect"
                 except TimeoutError:
                     ready, last_error = False, "connecting timed out"
+                if not ready:
+                    finding = await asyncio.to_thread(reach.probe, server)
+                    refused_since = _check_finding(finding, reached, refused_since)
+                    if finding is not None:
+                        last_error = finding.message
                 if ready:
                     log.info("connected to %s", server)
                     try:
@@ -157,18 +190,20 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
                     else:
                         if ended is not None:
                             if ladder is None:
-                                log.info("match %s ended: totals %s ranks %s (%s)",
-                                         seat.match_id, list(ended.totals), list(ended.ranks),
-                                         wire.termination_name(ended.termination))
+                                log.debug("match %s ended: totals %s ranks %s (%s)",
+                                          seat.match_id, list(ended.totals),
+                                          list(ended.ranks),
+                                          wire.termination_name(ended.termination))
                             return ended
                         last_error = "the stream ended before MatchEnded"
             if conn.heard:
-                down_since, failures = time.monotonic(), 0
+                down_since, failures, reached = time.monotonic(), 0, True
             failures += 1
             delay = RECONNECT.pause(failures)
             remaining = give_up_after_s - (time.monotonic() - down_since)
-            log.warning("connection to %s failed (%s); reconnecting in %.2f s", server, last_error,
-                        max(0.0, min(delay, remaining)))
+            log.log(logging.DEBUG if refused_since is not None and not reached else logging.WARNING,
+                    "connection to %s failed (%s); reconnecting in %.2f s", server, last_error,
+                    max(0.0, min(delay, remaining)))
             await asyncio.sleep(max(0.0, min(delay, remaining)))
     finally:
         seat.thread.close()

@@ -40,6 +40,8 @@ class Seat:
         """Join.practice_only: never seated at a rated table, only in the bot's practice
         matches and challenges."""
         self.played = 0
+        self.queued = False
+        """Whether the ladder has queued the bot yet (said at INFO the first time only)."""
         self.last_ended: pb.MatchEnded | None = None
         self.factory = factory
         self.seed = seed
@@ -70,8 +72,11 @@ class Seat:
         elif which == "event":
             self._event(response.event)
         elif which == "ladder_queued":
-            log.info("waiting on the %s ladder as %s", response.ladder_queued.game,
-                     response.ladder_queued.bot)
+            # Said once; between matches it is every match's, and only -v shows it.
+            log.log(logging.DEBUG if self.queued else logging.INFO,
+                    "waiting on the %s ladder as %s", response.ladder_queued.game,
+                    response.ladder_queued.bot)
+            self.queued = True
             if response.ladder_queued.notice:
                 log.warning("%s", response.ladder_queued.notice)
         return None
@@ -85,9 +90,9 @@ class Seat:
             return True
         self.played += 1
         ended = response.match_ended
-        log.info("match %s ended: totals %s ranks %s (%s); %d played", self.match_id,
-                 list(ended.totals), list(ended.ranks), wire.termination_name(ended.termination),
-                 self.played)
+        log.debug("match %s ended: totals %s ranks %s (%s); %d played", self.match_id,
+                  list(ended.totals), list(ended.ranks),
+                  wire.termination_name(ended.termination), self.played)
         return 0 < self.matches <= self.played
 
     def closed(self, response: pb.PlayResponse) -> pb.MatchEnded | None:
@@ -127,9 +132,9 @@ class Seat:
         self.bot = self.factory(started.game, self.seed)
         self.match_id = started.match_id
         self.answers.clear()
-        log.info("match %s started: %s, seat %d of [%s], playing %s%s", started.match_id,
-                 started.game, started.seat, seats, self.spec,
-                 "" if started.rated or self.ladder is None else " (unrated)")
+        log.debug("match %s started: %s, seat %d of [%s], playing %s%s", started.match_id,
+                  started.game, started.seat, seats, self.spec,
+                  "" if started.rated or self.ladder is None else " (unrated)")
 
     def _event(self, public: pb.PublicEvent) -> None:
         try:
@@ -157,7 +162,7 @@ class Seat:
             log.warning("decision %s came before MatchStarted; ignored", did)
             return None
         if did in self.answers:
-            log.info("decision %s asked again; sending the same answer", did)
+            log.debug("decision %s asked again; sending the same answer", did)
             return pb.Answer(decision_id=did, action=self.answers[did])
         kind = wire.KIND_FROM_PROTO.get(request.kind)
         if kind is None:
@@ -189,7 +194,7 @@ class Seat:
                       did, kind.name, action, _ACTION_NOUN[wire.ACTION_FIELD[kind]])
             return None
         self.answers[did] = proto
-        log.info("decision %s (%s): answered %r in %.1f ms", did, kind.name, action, taken_ms)
+        log.debug("decision %s (%s): answered %r in %.1f ms", did, kind.name, action, taken_ms)
         return pb.Answer(decision_id=did, action=proto)
 
 

@@ -68,26 +68,37 @@ class _BodyTooLarge(Exception):
     """A request body went past the limit while being read."""
 
 
-async def _refuse(send: Send, status: int, code: str, message: str) -> None:
-    """Answer with a JSON error and close the connection (the rest of the body is not read)."""
+async def _refuse(send: Send, status: int, code: str, message: str,
+                  more: list[tuple[bytes, bytes]]) -> None:
+    """Answer with a JSON error and close the connection (the rest of the body is not read);
+    ``more`` headers go with it."""
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-               (b"connection", b"close")]
+               (b"connection", b"close"), *more]
     if status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
+GRPC_PORT_HEADER = b"bullring-grpc-port"
+"""The response header naming the server's gRPC port, so a client that dialled the HTTP
+port with gRPC can say where to go (``bullring.commandline.reach``)."""
+
+
 class RequestGuard:
     """ASGI middleware: refuses a request whose body is larger than ``max_body_bytes`` (by
     its Content-Length at once, or as soon as the bytes read pass the limit), and asks
-    ``gate`` about every request before its body is read (authentication comes first)."""
+    ``gate`` about every request before its body is read (authentication comes first).
+    Every response it passes on names the server's gRPC port (``GRPC_PORT_HEADER``) once
+    ``grpc_port`` is set."""
 
     def __init__(self, app: ASGIApp, max_body_bytes: int, gate: Gate | None = None) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.gate = gate
+        self.grpc_port = 0
+        """The gRPC port of the same server (0: not told; no header)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one ASGI request through the checks."""
@@ -95,22 +106,27 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         limit = self.max_body_bytes
+        port = str(self.grpc_port).encode() if self.grpc_port else b""
+        more = [(GRPC_PORT_HEADER, port)] if port else []
         for name, value in scope["headers"]:
             if name == b"content-length":
                 try:
                     length = int(value)
                 except ValueError:
-                    await _refuse(send, 400, "bad_request", "Content-Length is not a number")
+                    await _refuse(send, 400, "bad_request", "Content-Length is not a number",
+                                  more)
                     return
                 if length > limit:
                     await _refuse(send, 413, "payload_too_large",
-                                  f"the body is {length} bytes; at most {limit} are accepted")
+                                  f"the body is {length} bytes; at most {limit} are accepted",
+                                  more)
                     return
         if self.gate is not None:
             verdict = await self.gate(scope)
             status = None if verdict is None else status_of(verdict)
             if verdict is not None and status is not None:
-                await _refuse(send, status.http, status.code, message_of(verdict, status))
+                await _refuse(send, status.http, status.code, message_of(verdict, status),
+                              more)
                 return
         seen = 0
         refused = False
@@ -126,13 +142,17 @@ class RequestGuard:
                     if not refused:
                         refused = True
                         await _refuse(send, 413, "payload_too_large",
-                                      f"the body is larger than the {limit} bytes accepted")
+                                      f"the body is larger than the {limit} bytes accepted",
+                                      more)
                     raise _BodyTooLarge
             return message
 
         async def unless_refused(message: Message) -> None:
-            if not refused:
-                await send(message)
+            if refused:
+                return
+            if more and message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *more]}
+            await send(message)
 
         try:
             await self.app(scope, counted, unless_refused)
@@ -201,10 +221,11 @@ class HttpServer:
         self.requested_port = port
         self.limits = limits or Limits()
         protocol = type("GuardedH11", (GuardedH11,), {"limits": self.limits})
+        self.guard = RequestGuard(app, self.limits.max_body_bytes, gate)
+        """The requests' checks; its ``grpc_port`` is the server's, once bound."""
         self.config = uvicorn.Config(
-            SecurityHeaders(RequestGuard(app, self.limits.max_body_bytes, gate)),
-            host=host, port=port, lifespan="off", log_config=None, log_level="warning",
-            access_log=False,
+            SecurityHeaders(self.guard), host=host, port=port,
+            lifespan="off", log_config=None, log_level="warning", access_log=False,
             http=protocol, timeout_keep_alive=max(1, round(self.limits.idle_timeout_s)),
             h11_max_incomplete_event_size=self.limits.max_header_bytes,
             timeout_graceful_shutdown=max(1, round(grace_s)))

@@ -82,7 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stream: one bidirectional stream; unary: a server stream and "
                              "one call per answer")
     parser.add_argument("-v", "--verbose", action="store_true",
-                        help="also log events and verdicts")
+                        help="also log each match's start, every decision answered, events "
+                             "and verdicts (by default: one line per match, at its end)")
     parser.add_argument("bot", metavar="BOT", type=cli.BotSpec(),
                         help="module:Class, path/to/file.py:Class or house:NAME")
     cli.command(parser, run_from_args)
@@ -100,16 +101,18 @@ def _configure_logging(verbose: bool) -> None:
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    """Run ``bullring bot``: play the seat, print the result line; return the exit status.
+    """Run ``bullring bot``: play the seat (or the ladder), print one line per match as it
+    ends (``result_line``); return the exit status.
 
     0: the match ended (or the ladder's matches were played); a ``CommandError`` otherwise:
-    2 a bad bot spec or request, 3 the token was refused, 4 gave up reconnecting, 1 any
-    other refusal by the server.
+    2 a bad bot spec or request, 3 the token was refused, 4 the server could not be reached
+    (gave up reconnecting, a refused connection, its HTTP port), 1 any other refusal by the
+    server.
     """
     import asyncio
 
-    from bullring.contract import wire
     from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+    from bullring.sdk.bot_spec import bot_class
     from bullring.sdk.practice import practise
     from bullring.sdk.runner import play
 
@@ -117,17 +120,20 @@ def run_from_args(args: argparse.Namespace) -> int:
     token = seat_token(args)
     if os.getcwd() not in sys.path:  # `module:Class` finds modules in the current folder
         sys.path.insert(0, os.getcwd())
+    try:  # a bot that cannot load fails here, before the server is asked for anything
+        bot_class(args.bot)
+    except ValueError as e:
+        raise cli.UsageError(str(e)) from None
     match_id = ["?"]
+    seat = [-1]
 
     def remember(response: Any) -> None:
         which = response.WhichOneof("body")
         if which == "match_started":
             match_id[0] = response.match_started.match_id
-        elif which == "match_ended" and args.ladder:
-            ended = response.match_ended
-            termination = wire.termination_name(ended.termination)
-            print(f"match {match_id[0]} ended: totals {list(ended.totals)} ranks "
-                  f"{list(ended.ranks)} ({termination})", flush=True)
+            seat[0] = response.match_started.seat
+        elif which == "match_ended":
+            print(result_line(match_id[0], seat[0], response.match_ended), flush=True)
 
     async def practice() -> pb.MatchEnded:
         ended: pb.MatchEnded = await practise(args, token, lambda: play(
@@ -138,7 +144,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         return ended
 
     try:
-        ended = asyncio.run(practice() if args.practice else play(
+        asyncio.run(practice() if args.practice else play(
             args.server, token, args.bot, seed=args.seed, transport=args.transport,
             margin_ms=args.margin_ms, give_up_after_s=args.give_up_after,
             on_message=remember, ladder=args.ladder, matches=args.matches))
@@ -150,11 +156,20 @@ def run_from_args(args: argparse.Namespace) -> int:
         raise cli.UsageError(str(e)) from None
     except RuntimeError as e:
         raise cli.CommandError(str(e)) from None
-    if args.ladder:
-        return 0
-    print(f"match {match_id[0]} ended: totals {list(ended.totals)} ranks {list(ended.ranks)} "
-          f"({wire.termination_name(ended.termination)})")
     return 0
+
+
+def result_line(match_id: str, seat: int, ended: Any) -> str:
+    """The one line ``bullring bot`` prints for each match, at its end: every seat's total
+    and rank in seat order, how it ended, and this bot's own seat (``you``)."""
+    from bullring.contract import wire
+
+    totals, ranks = list(ended.totals), list(ended.ranks)
+    line = (f"match {match_id} ended: totals {totals} ranks {ranks} "
+            f"({wire.termination_name(ended.termination)})")
+    if 0 <= seat < min(len(totals), len(ranks)):
+        line += f"; you (seat {seat}): total {totals[seat]}, rank {ranks[seat]}"
+    return line
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,5 @@
-"""What the environments share: agent names, the seeds of successive games, and a text view."""
+"""What the environments share: agent names, the seeds of successive games, the text view
+they render, and what an illegal action costs."""
 
 from __future__ import annotations
 
@@ -11,7 +12,33 @@ from gymnasium import spaces
 from bullring.referee import no_thanks, six_nimmt
 from bullring.referee.core import derive_seed
 from bullring.referee.registry import GameState, get_game
-from bullring.sdk.envs.encoding import encoder
+from bullring.sdk.envs.encoding import Encoder, encoder
+
+RENDER_MODES = ["human", "ansi"]
+"""What ``render_mode`` may be besides None: ``human`` prints the table after every reset and
+step (and on ``render()``), ``ansi`` returns it from ``render()`` as text."""
+
+
+def check_render_mode(render_mode: str | None) -> None:
+    """ValueError unless ``render_mode`` is None or one of ``RENDER_MODES``."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be None, 'human' or 'ansi', not {render_mode!r}")
+
+
+def rendered(render_mode: str | None, view: Any) -> str | None:
+    """``render()`` of an environment in ``render_mode`` showing ``view``: the table as text
+    (``ansi``), printed (``human``, returning None), or nothing (None)."""
+    if render_mode == "ansi":
+        return text_view(view)
+    if render_mode == "human":
+        print(text_view(view), end="\n\n", flush=True)
+    return None
+
+
+def illegal_reward_of(code: Encoder, illegal_reward: float | None) -> float:
+    """The reward of an action its mask forbids: ``illegal_reward`` when given, else minus
+    ``Encoder.penalty_span`` (docs/envs.md lists its figures)."""
+    return -code.penalty_span if illegal_reward is None else float(illegal_reward)
 
 
 def agent_names(seats: int) -> list[str]:
@@ -74,14 +101,21 @@ class TableEnv:
     game = ""
     """The game id, set by each environment."""
 
-    def _setup(self, seats: int, settings: Mapping[str, Any] | None,
-               render_mode: str | None) -> None:
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
+    strict = False
+    """Whether an illegal action raises ValueError (the referee's ``IllegalActionError``)
+    instead of ending the game for its agent with ``illegal_reward``."""
+    illegal_reward = 0.0
+    """The reward of an agent whose action its mask forbids, when not ``strict``."""
+
+    def _setup(self, seats: int, settings: Mapping[str, Any] | None, render_mode: str | None,
+               strict: bool, illegal_reward: float | None) -> None:
+        check_render_mode(render_mode)
         self.seats = seats
         self.settings = dict(settings or {})
         self.render_mode = render_mode
         self.encoder = encoder(self.game, seats, self.settings)
+        self.strict = strict
+        self.illegal_reward = illegal_reward_of(self.encoder, illegal_reward)
         self.possible_agents = agent_names(seats)
         self.agents: list[str] = []
         self._observation_space = self.encoder.observation_space()
@@ -102,10 +136,8 @@ class TableEnv:
         return self._state().observation(self.possible_agents.index(agent))
 
     def render(self) -> str | None:
-        """The public view as text when ``render_mode="ansi"``."""
-        if self.render_mode != "ansi":
-            return None
-        return text_view(self._state().view())
+        """The public view as text (``render_mode="ansi"``), or printed (``"human"``)."""
+        return rendered(self.render_mode, self._state().view())
 
     def close(self) -> None:
         """Nothing to release."""

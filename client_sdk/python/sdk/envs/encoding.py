@@ -273,9 +273,30 @@ class Encoder:
 
     def mask(self, observation: Any) -> np.ndarray:
         """The legal actions of the observation's pending decision (int8)."""
+        return self.decision_mask(observation.decision)
+
+    def decision_mask(self, decision: Decision | None) -> np.ndarray:
+        """The legal actions answering ``decision`` (int8); None is a seat with nothing to
+        decide now."""
         if self.game == "six_nimmt":
-            return six_nimmt_mask(observation.decision)
-        return no_thanks_mask(observation.decision)
+            return six_nimmt_mask(decision)
+        return no_thanks_mask(decision)
+
+    def checked_index(self, index: Any) -> int:
+        """``index`` as an action number; ValueError unless it lies in ``action_space()``
+        (an index outside it is malformed, whatever the decision)."""
+        number = int(index)
+        if not 0 <= number < self.actions:
+            raise ValueError(f"action {index!r} is not in the action space 0..{self.actions - 1}")
+        return number
+
+    @property
+    def penalty_span(self) -> float:
+        """How far apart the best and the worst game totals of one seat can lie (the bounds of
+        ``totals`` in the vector): an environment's default penalty for an illegal action is
+        minus this, so ending a game that way never returns more than finishing it."""
+        totals = self.layout.parts["totals"].start
+        return float(self.layout.high[totals] - self.layout.low[totals])
 
     def encode(self, observation: Any) -> dict[str, np.ndarray]:
         """The observation as an element of ``observation_space()``."""

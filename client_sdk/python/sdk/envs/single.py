@@ -12,7 +12,14 @@ from bullring.referee.core import Action, derive_seed
 from bullring.referee.registry import GameState, get_game
 from bullring.sdk.arena import make_bot
 from bullring.sdk.bot import Bot
-from bullring.sdk.envs.base import GameSeeds, rewards, text_view
+from bullring.sdk.envs.base import (
+    RENDER_MODES,
+    GameSeeds,
+    check_render_mode,
+    illegal_reward_of,
+    rendered,
+    rewards,
+)
 from bullring.sdk.envs.encoding import encoder
 
 Obs = dict[str, np.ndarray]
@@ -30,13 +37,21 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], np.int64]):
     the learner must decide again or the game is over. Observations, actions and rewards are
     those of ``SixNimmtParallelEnv`` and ``NoThanksAECEnv`` for that seat; ``info`` holds the
     ``action_mask`` too and, at the end, the game's ``totals`` and ``ranks``.
+
+    An action the mask forbids ends the episode (``terminated``) with ``illegal_reward``, by
+    default minus the spread of the totals a game can reach; ``info["illegal_action"]``
+    names it. With ``strict=True`` it raises ValueError (the referee's
+    ``IllegalActionError``) instead. Gymnasium knows both games as ``bullring/SixNimmt-v1``
+    and ``bullring/NoThanks-v1`` (``gymnasium.make``, with these arguments).
     """
+
+    metadata: dict[str, Any] = {"render_modes": RENDER_MODES, "render_fps": 1}  # noqa: RUF012
 
     def __init__(self, game: str = "six_nimmt", opponents: Sequence[str] = ("random",),
                  settings: Mapping[str, Any] | None = None, seat: int | None = None,
-                 render_mode: str | None = None) -> None:
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
+                 render_mode: str | None = None, strict: bool = False,
+                 illegal_reward: float | None = None) -> None:
+        check_render_mode(render_mode)
         self.game_spec = get_game(game)
         self.opponents = tuple(opponents)
         self.seats = len(self.opponents) + 1
@@ -45,8 +60,9 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], np.int64]):
         self.fixed_seat = seat
         self.settings = dict(settings or {})
         self.render_mode = render_mode
-        self.metadata = {"render_modes": ["ansi"]}
         self.encoder = encoder(self.game_spec.id, self.seats, self.settings)
+        self.strict = strict
+        self.illegal_reward = illegal_reward_of(self.encoder, illegal_reward)
         self.observation_space = self.encoder.observation_space()
         self.action_space = self.encoder.action_space()
         for name in dict.fromkeys(self.opponents):
@@ -55,6 +71,8 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], np.int64]):
         self.game_state: GameState | None = None
         self.seat = 0
         self.bots: dict[int, Bot] = {}
+        self.ended = False
+        """Whether an illegal action ended this game (a further step waits for reset)."""
 
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[Obs, dict[str, Any]]:
@@ -67,16 +85,29 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], np.int64]):
         self.bots = {s: make_bot(name, self.game_spec.id, derive_seed(game_seed, "bot", s))
                      for s, name in zip(others, self.opponents, strict=True)}
         self.game_state = self.game_spec.new_state(self.seats, self.settings, game_seed)
+        self.ended = False
         self._advance({})
+        if self.render_mode == "human":
+            self.render()
         return self._observe()
 
     def step(self, action: Any) -> tuple[Obs, float, bool, bool, dict[str, Any]]:
-        """Answer the learner's decision with ``action``; ValueError if it is illegal."""
+        """Answer the learner's decision with ``action``. ValueError for an action outside
+        the action space; an action the mask forbids ends the episode (ValueError when
+        ``strict``)."""
         state = self._state()
         decision = state.pending.get(self.seat)
-        if decision is None:
+        if decision is None or self.ended:
             raise RuntimeError("the game is over: call reset()")
-        reward = self._advance({self.seat: self.encoder.action(decision, int(action))})
+        number = self.encoder.checked_index(action)
+        if not self.strict and not self.encoder.decision_mask(decision)[number]:
+            self.ended = True
+            observation, info = self._observe()
+            info["illegal_action"] = number
+            return observation, self.illegal_reward, True, False, info
+        reward = self._advance({self.seat: self.encoder.action(decision, number)})
+        if self.render_mode == "human":
+            self.render()
         observation, info = self._observe()
         return observation, reward, state.over, False, info
 
@@ -85,10 +116,8 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], np.int64]):
         return self._state().observation(self.seat)
 
     def render(self) -> str | None:
-        """The public view as text when ``render_mode="ansi"``."""
-        if self.render_mode != "ansi":
-            return None
-        return text_view(self._state().view())
+        """The public view as text (``render_mode="ansi"``), or printed (``"human"``)."""
+        return rendered(self.render_mode, self._state().view())
 
     def _state(self) -> GameState:
         if self.game_state is None:
