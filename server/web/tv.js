@@ -310,11 +310,12 @@
     const running = state.names.map((_, s) => six
       ? state.totals[s] + (roundOpen ? state.penalties[s] : 0) : state.totals[s]);
     const best = Math.min(...running);
+    const apart = running.some((value) => value !== best);  // a lead only once there is one
     tv.parts.scores.replaceChildren(...state.names.map((name, s) => {
       const thisRound = six ? (roundOpen ? state.penalties[s] : 0)
                             : (roundOpen ? noThanksScore(state.cards[s], 0) : 0);
       const rank = ended ? ended.ranks[s] : null;
-      const lead = ended ? rank === 1 : running[s] === best && state.events > 1;
+      const lead = ended ? rank === 1 : running[s] === best && apart;
       return h("li", {"data-seat": s, "data-rank": rank, class: lead ? "lead" : null},
         h("span", {class: "who"}, name),
         h("span", {class: "total", "data-testid": "tv-total"},

@@ -8,6 +8,7 @@ $BULLRING_ARTIFACTS/screenshots/tv."""
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,8 @@ import pytest
 
 from tests.browser import screenshot_dir
 from tests.ladder_helpers import LadderBot, LadderServer
-from tests.serving import db_url
+from tests.serving import ServerProcess, db_url
+from tests.web.test_web import HttpSeats, played
 from tests.web.test_web_pages import axe, browser  # noqa: F401
 
 pytestmark = pytest.mark.timeout(300)
@@ -184,3 +186,107 @@ def test_the_big_screen_shows_a_machine_speed_tournament_game_by_game(
         "cs => cs.map(c => c.dataset.score.split(',').map(Number))")
     assert len(cells) == 12 and all(sum(c) == 6 for c in cells)  # each pair met 6 times
     assert page.get_attribute("main#tv", "data-phase") == "final"
+
+
+def no_thanks_table(events: list[dict[str, Any]], seats: int) -> dict[str, Any]:
+    """What a No Thanks! table shows after ``events`` (public events in proto JSON): the
+    card on offer, the chips on it and each seat's cards, sorted."""
+    offer: int | None = None
+    pot = 0
+    cards: list[list[int]] = [[] for _ in range(seats)]
+    for event in events:
+        (kind, data), = event["no_thanks"].items()
+        if kind == "round_started":
+            offer, pot, cards = None, 0, [[] for _ in range(seats)]
+        elif kind == "card_turned_up":
+            offer, pot = data["card"], 0
+        elif kind == "passed":
+            pot = data["pot"]
+        elif kind == "took":
+            offer, pot = None, 0
+            cards[data["seat"]].append(data["card"])
+        elif kind == "hidden_revealed":
+            cards[data["seat"]].append(data["card"])
+    return {"offer": offer, "pot": pot if offer is not None else 0,
+            "cards": [sorted(c) for c in cards]}
+
+
+def feed_events(http: str, match_id: str) -> list[dict[str, Any]]:
+    """The public events of a finished match's feed, in proto JSON."""
+    with httpx.stream("GET", f"{http}/api/matches/{match_id}/feed", timeout=10) as response:
+        lines = list(response.iter_lines())
+    return [json.loads(line[len("data: "):])["event"]
+            for previous, line in itertools.pairwise(lines)
+            if previous == "event: event" and line.startswith("data: ")]
+
+
+SHOWN_TABLE = """() => ({
+    offer: [...document.querySelectorAll('[data-testid=tv-offer] .tvcard:not(.leave)')]
+      .map(c => +c.dataset.card)[0] ?? null,
+    pot: +document.querySelector('[data-testid=tv-pot]').textContent,
+    cards: [...document.querySelectorAll('[data-testid=tv-seat-cards] li')].map(li =>
+      [...li.querySelectorAll('.tvcard:not(.leave)')].map(c => +c.dataset.card)),
+    steps: +document.querySelector('main#tv').dataset.steps})"""
+
+
+def test_the_big_screen_shows_the_latest_match_then_a_live_one_with_its_clocks(
+        tmp_path: Path, tv_page: Any, axe: str) -> None:  # noqa: F811
+    """With nothing live, /tv shows the latest finished match (No Thanks!) to its end: the
+    card on offer, the chips on it and each seat's cards as its public events say at the
+    step shown, and the final totals and ranks. A match then running here is shown next, and
+    once the broadcast has caught up with it, the clock of each seat it awaits."""
+    server = ServerProcess(db_url(tmp_path), ["--start-timeout", "30"]).start()
+    page = tv_page
+    try:
+        old = played(server, "no_thanks", ["house:threshold", "house:random",
+                                           "house:never_take"], "--seed", "5")
+        events = feed_events(server.http, old.match_id)
+        folder = screenshot_dir(tmp_path) / "tv"
+        folder.mkdir(parents=True, exist_ok=True)
+
+        page.goto(f"{server.http}/tv?pace=40")
+        page.wait_for_function(f"document.querySelector('main#tv').dataset.match === "
+                               f"'{old.match_id}'")
+        page.wait_for_function("+document.querySelector('main#tv').dataset.steps >= 20")
+        page.keyboard.press(" ")
+        look(page, axe, folder, "no-thanks")
+        shown = page.evaluate(SHOWN_TABLE)
+        assert {k: shown[k] for k in ("offer", "pot", "cards")} == \
+            no_thanks_table(events[:shown["steps"]], 3)
+        page.keyboard.press(" ")
+        page.wait_for_function("window.__tv.ends.length === 1")
+        end = page.evaluate("window.__tv.ends[0]")
+        info = httpx.get(f"{server.http}/api/matches/{old.match_id}").json()
+        assert end["steps"] == len(events) and end["ranks"] == info["ranks"]
+        scores = page.locator("[data-testid=tv-scores] li")
+        assert scores.evaluate_all("ls => ls.map(l => +l.querySelector('.total').textContent)") \
+            == info["totals"]
+        assert scores.evaluate_all("ls => ls.map(l => +l.dataset.rank)") == info["ranks"]
+        assert page.evaluate(SHOWN_TABLE)["cards"] == no_thanks_table(events, 3)["cards"]
+
+        live = server.create_match("six_nimmt", 2, "--deadline-ms", "60000")
+        seats = HttpSeats(server.http, live.tokens)
+        page.wait_for_function(f"document.querySelector('main#tv').dataset.match === "
+                               f"'{live.match_id}'", timeout=30_000)
+        page.wait_for_function("document.querySelectorAll('[data-testid=tv-clock]').length "
+                               "=== 2")
+        first = float(page.inner_text("[data-testid=tv-clock] >> nth=0").split()[0])
+        assert 0 < first <= 60
+        decision = seats.decisions(0, wait_ms=5000)[0]
+        verdict = seats.client.post("/api/play/answer", json={
+            "decision_id": decision["decision_id"], "action": decision["legal"][0]},
+            headers={"Authorization": f"Bearer {seats.tokens[0]}"}).json()
+        assert "accepted" in verdict
+        page.wait_for_function("document.querySelectorAll('[data-testid=tv-clock]').length "
+                               "=== 1")
+        assert page.get_attribute("[data-testid=tv-awaited] li", "data-seat") == "1"
+        assert page.locator(f"[data-card='{decision['legal'][0]['card']}']").count() == 0
+        aborted = httpx.post(f"{server.http}/api/admin/matches/{live.match_id}/abort",
+                             headers={"Authorization": f"Bearer {server.admin_token()}"})
+        assert aborted.status_code == 200, aborted.text
+        page.wait_for_function("window.__tv.ends.length === 2")
+        assert page.evaluate("window.__tv.ends[1]")["termination"] == "TERMINATION_ABORTED"
+        seats.client.close()
+    finally:
+        page.goto("about:blank")
+        server.stop()
