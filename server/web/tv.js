@@ -420,6 +420,7 @@
     try {
       for (;;) {
         if (tv.skip !== skip || (cut && cut())) return {cut: true};
+        if (tv.paused) { await sleep(100); continue; }  // paused: nothing new is shown
         if (queue.length) {
           const event = queue.shift();
           applyPublic(state, event);
