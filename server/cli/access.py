@@ -67,7 +67,8 @@ class LadderAccess(Protocol):
         """A new admin token (the old one stops working)."""
 
     def create_tournament(self, game: str, format: str, bots: list[str], games: int,
-                          seats: int | None, wait_s: float | None) -> Row:
+                          seats: int | None, wait_s: float | None, pace_ms: int = 0
+                          ) -> Row:
         """Start a live tournament; it as ``tournament`` shows it."""
 
     def tournament(self, tournament_id: str) -> Row:
@@ -159,7 +160,8 @@ class LocalLadder:
         return self.store.rotate_admin_token()
 
     def create_tournament(self, game: str, format: str, bots: list[str], games: int,
-                          seats: int | None, wait_s: float | None) -> Row:
+                          seats: int | None, wait_s: float | None, pace_ms: int = 0
+                          ) -> Row:
         """Store a live tournament: the servers on this database running ``game``'s ladder
         seat its games."""
         from bullring.server.tournaments import live as tournaments
@@ -167,7 +169,7 @@ class LocalLadder:
 
         row = tournaments.create_tournament(
             self.store, game, format, bots, games, seats,
-            tournaments.DEFAULT_WAIT_S if wait_s is None else wait_s)
+            tournaments.DEFAULT_WAIT_S if wait_s is None else wait_s, pace_ms)
         return tournament_json(row)
 
     def tournament(self, tournament_id: str) -> Row:
@@ -310,11 +312,12 @@ class RemoteLadder:
         return str(self._admin("RotateAdminToken", self._pb().RotateAdminTokenRequest()).token)
 
     def create_tournament(self, game: str, format: str, bots: list[str], games: int,
-                          seats: int | None, wait_s: float | None) -> Row:
+                          seats: int | None, wait_s: float | None, pace_ms: int = 0
+                          ) -> Row:
         """Start a live tournament on the server."""
         reply = self._admin("CreateTournament", self._pb().CreateTournamentRequest(
             game=game, format=format, bots=bots, games=games, seats=seats or 0,
-            wait_s=wait_s))
+            wait_s=wait_s, pace_ms=pace_ms))
         return _tournament_row(reply.tournament)
 
     def tournament(self, tournament_id: str) -> Row:
@@ -351,7 +354,8 @@ def _tournament_row(t: Any) -> Row:
             game["seed"] = g.seed
         schedule.append(game)
     return {"tournament_id": t.tournament_id, "game": t.game, "format": t.format,
-            "bots": list(t.bots), "games": t.games, "seats": t.seats, "status": t.status,
+            "bots": list(t.bots), "games": t.games, "seats": t.seats, "pace_ms": t.pace_ms,
+            "status": t.status,
             "played": t.played, "total": t.total, "created_at": iso(t.created_ms),
             "finished_at": iso(t.finished_ms), "forfeited": list(t.forfeited),
             "standings": [{k: _optional(s, k) if k.endswith("_ci95") else getattr(s, k)

@@ -7,7 +7,9 @@ progress on stderr) and prints the standings with 95% intervals once it is over;
 ``--detach`` it prints the tournament's id at once. ``--show ID`` prints a tournament's
 standings so far, ``--cancel ID`` cancels it. A game waits ``--absent-wait`` seconds for a
 bot that is not on the game's ladder, then plays its seat on default actions; a bot absent at
-two of its games in a row forfeits. Stopping the command leaves the tournament running.
+two of its games in a row forfeits. ``--pace-ms`` plays it slowly, for people to watch (the
+least time from one decision of its matches to the next). Stopping the command leaves the
+tournament running.
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     live.add_argument("--absent-wait", type=cli.Seconds(0), default=None, metavar="SECONDS",
                       help="how long a game waits for a bot not on the ladder before its "
                            "seat plays on default actions (default: 30)")
+    live.add_argument("--pace-ms", type=cli.Integer(0, 60_000), default=None,
+                      metavar="MS",
+                      help="play its matches slowly, for people to watch the bots think: at "
+                           "least MS from one decision to the next (default: 0, machine "
+                           "speed; the bots' deadlines are untouched)")
     live.add_argument("--detach", action="store_true",
                       help="print the new tournament's id and return at once")
     live.add_argument("--show", type=cli.Text(64), metavar="ID",
@@ -61,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     """Run ``bullring tournament``: here, or live with --server or --db."""
     live_only = [flag for flag, given in (("--bots", args.entrants), ("--show", args.show),
                                           ("--cancel", args.cancel), ("--detach", args.detach),
-                                          ("--absent-wait", args.absent_wait is not None))
+                                          ("--absent-wait", args.absent_wait is not None),
+                                          ("--pace-ms", args.pace_ms is not None))
                  if given]
     if not (args.server or args.db):
         if live_only:
@@ -91,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         if value is None:
             raise cli.UsageError(f"{flag}: required to start a tournament")
     row = where.create_tournament(args.game, args.format, args.entrants, args.games,
-                                  args.seats, args.absent_wait)
+                                  args.seats, args.absent_wait, args.pace_ms or 0)
     if args.detach:
         print(row["tournament_id"])
         return 0

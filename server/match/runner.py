@@ -12,6 +12,10 @@ the stream that delivers the last answer resolves the point as soon as it has qu
 answer's verdict (``settle``), and one timer per match handles deadlines. So the events and
 the next request reach the seat's outbox before its stream wakes up to write the verdict,
 and a client that accepts batches gets them all in one message.
+
+A match with a pace (``MatchConfig.pace_ms``, a tournament played for people to follow) opens
+each decision point no sooner than that long after the last one opened: the requests wait
+on the server, so a seat's deadline, measured from when its request is sent, is untouched.
 """
 
 from __future__ import annotations
@@ -73,6 +77,12 @@ class MatchRunner:
         """Resolved when the game is over (or failed), once the match has started."""
         self.clock = MatchClock(self.deadline_s, int(self.state.settings["time_bank_ms"]),
                                 len(self.seats))
+        self.pace_s = config.pace_ms / 1000
+        """The least time from one decision point's opening to the next one's."""
+        self._opened_at = 0.0
+        """When the last decision point opened (monotonic seconds)."""
+        self._paced: asyncio.TimerHandle | None = None
+        """The timer that opens the next decision point of a paced match."""
         self._check_all_joined()
 
     # -- connections ---------------------------------------------------------------------
@@ -188,6 +198,7 @@ class MatchRunner:
         pending = self.clock.open({seat: f"{match_id}:{step}:{seat}" for seat in state.pending},
                                   now)
         self.pending = pending
+        self._opened_at = now
         for seat in pending.ids:
             link = self.seats[seat]
             if link.house is not None:
@@ -284,10 +295,30 @@ class MatchRunner:
                     if not self._over.done():
                         self._over.set_result(None)
                     return
+                if self.pace_s > 0:
+                    self._pace()
+                    return
                 pending = self._open()
                 if not all(self.seats[seat].house is not None for seat in pending.ids):
                     break
             self._check_complete(pending)  # waits for answers, or resolves next pass
+        except Exception as exc:
+            self._fail(exc)
+
+    def _pace(self) -> None:
+        """Open the next decision point once ``pace_s`` has passed since the last one
+        opened (at once if it has)."""
+        assert self._loop is not None
+        delay = self._opened_at + self.pace_s - time.monotonic()
+        self._paced = self._loop.call_later(max(0.0, delay), self._open_paced)
+
+    def _open_paced(self) -> None:
+        """The pace's timer: open the next decision point, unless the match was stopped."""
+        self._paced = None
+        if self._over is None or self._over.done():
+            return
+        try:
+            self._check_complete(self._open())
         except Exception as exc:
             self._fail(exc)
 
@@ -300,6 +331,9 @@ class MatchRunner:
     def _halt(self) -> None:
         """Stop the clock: no decision point is in progress any more."""
         self.clock.stop()
+        if self._paced is not None:
+            self._paced.cancel()
+            self._paced = None
         self.pending = None
 
     def _send_request(self, seat: int) -> None:

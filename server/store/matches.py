@@ -37,6 +37,9 @@ class MatchConfig:
     """Whether its end updates ratings."""
     humans: tuple[int, ...] = ()
     """The seats a person plays."""
+    pace_ms: int = 0
+    """The least time from one decision point to the next, in milliseconds (a tournament
+    played slowly for people to follow); 0: each opens as soon as the last is resolved."""
 
     def replay_fields(self) -> dict[str, Any]:
         """What its replay says of the match besides the play (``build_replay``'s

@@ -169,6 +169,9 @@ class TournamentRow(SQLModel, table=True):
     games: int
     seats: int
     wait_s: float
+    pace_ms: int = 0
+    """The least time from one decision point of its matches to the next, in
+    milliseconds, so people can follow them; 0: machine speed."""
     status: str = Field(default="running", index=True)
     schedule_json: str
     standings_json: str = "[]"

@@ -20,6 +20,10 @@ and the standings live in the database, so any server on it seats the next game 
 restarted server goes on where the tournament stood. A game whose match did not end
 normally is played again from the same deal, ``MAX_TRIES`` times at most (``_play_again``).
 A cancelled tournament plays none of its games not started.
+
+Pace (the rule): a tournament created with ``pace_ms`` is played slowly, for people to watch
+the bots think: each of its matches opens a decision point no sooner than ``pace_ms`` after
+the last one opened (``MatchConfig.pace_ms``). The bots' deadlines are untouched.
 """
 
 from __future__ import annotations
@@ -59,7 +63,8 @@ DEFAULT_WAIT_S = 30.0
 MAX_GAMES = 1000
 """The most games at one table."""
 MAX_ENTRANTS = 16
-
+MAX_PACE_MS = 60_000
+"""The slowest pace: a minute from one decision point of a match to the next."""
 
 MAX_TRIES = 3
 """How many times a game whose match did not end normally is played in all."""
@@ -169,12 +174,14 @@ class Tournaments:
         """Tournament id -> when its next game began waiting here for an absent bot."""
 
     def create(self, game: str, format: str, bots: Sequence[str], games: int,
-               seats: int | None = None, wait_s: float = DEFAULT_WAIT_S) -> TournamentRow:
+               seats: int | None = None, wait_s: float = DEFAULT_WAIT_S,
+               pace_ms: int = 0) -> TournamentRow:
         """Check and store a tournament (a blocking call); the matchmaker seats its games."""
         if get_game_id(game) not in self.settings:
             raise NoSuchLadderError(f"this server runs ladders for "
                                     f"{', '.join(self.settings)}, not {game}")
-        return create_tournament(self.store, game, format, bots, games, seats, wait_s)
+        return create_tournament(self.store, game, format, bots, games, seats, wait_s,
+                                 pace_ms)
 
     def seat(self, game: str, waiting: Collection[str], seated: Collection[str],
              now: float) -> tuple[list[MatchConfig], float | None]:
@@ -222,7 +229,8 @@ class Tournaments:
                 continue  # seated elsewhere meanwhile: looked at again when freed
             self._blocked_since.pop(row.id, None)
             started.append(MatchConfig(match_id, game, dict(settings), entry["seed"],
-                                       tuple(names), {}, "running", rated=False))
+                                       tuple(names), {}, "running", rated=False,
+                                       pace_ms=row.pace_ms))
             log.info("tournament %s game %d: match %s, %s%s", row.id, index, match_id,
                      ", ".join(names), f" (absent: {', '.join(absent)})" if absent else "")
         return started, again
@@ -295,8 +303,8 @@ def get_game_id(game: str) -> str:
 
 
 def create_tournament(store: Store, game: str, format: str, bots: Sequence[str], games: int,
-                      seats: int | None = None, wait_s: float = DEFAULT_WAIT_S
-                      ) -> TournamentRow:
+                      seats: int | None = None, wait_s: float = DEFAULT_WAIT_S,
+                      pace_ms: int = 0) -> TournamentRow:
     """Check and store a tournament (a blocking call): any server on the database running
     ``game``'s ladder seats its games."""
     spec = get_game(get_game_id(game))
@@ -314,9 +322,12 @@ def create_tournament(store: Store, game: str, format: str, bots: Sequence[str],
                                      f"tables of {size} cannot play")
     if not 0 <= wait_s <= 3600:
         raise InvalidTournamentError("wait_s is 0 to 3600 seconds")
+    if not 0 <= pace_ms <= MAX_PACE_MS:
+        raise InvalidTournamentError(f"pace_ms is 0 to {MAX_PACE_MS} milliseconds, "
+                                     f"not {pace_ms}")
     row = TournamentRow(id=uuid.uuid4().hex[:12], game=spec.id, format=format,
                         entrants_json=json.dumps(list(bots)), games=games, seats=size,
-                        wait_s=wait_s,
+                        wait_s=wait_s, pace_ms=pace_ms,
                         schedule_json=json.dumps(schedule(format, bots, games, size)))
     try:
         made = store.create_tournament(row)
@@ -324,8 +335,8 @@ def create_tournament(store: Store, game: str, format: str, bots: Sequence[str],
         if "no registered" in str(exc):
             raise NotFoundError(str(exc)) from None
         raise ConflictError(str(exc)) from None
-    log.info("tournament %s (%s, %s): %s, %d games a table", made.id, spec.id, format,
-             ", ".join(bots), games)
+    log.info("tournament %s (%s, %s): %s, %d games a table%s", made.id, spec.id, format,
+             ", ".join(bots), games, f", paced {pace_ms} ms" if pace_ms else "")
     return made
 
 

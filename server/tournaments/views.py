@@ -32,7 +32,7 @@ def tournament_json(row: TournamentRow) -> dict[str, Any]:
     played, total = progress(row)
     return {"tournament_id": row.id, "game": row.game, "format": row.format,
             "bots": json.loads(row.entrants_json), "games": row.games, "seats": row.seats,
-            "status": row.status, "played": played, "total": total,
+            "pace_ms": row.pace_ms, "status": row.status, "played": played, "total": total,
             "created_at": iso(ms(row.created_at)), "finished_at": iso(ms(row.finished_at)),
             "forfeited": json.loads(row.forfeited_json),
             "standings": json.loads(row.standings_json), "schedule": public_games(row)}
@@ -56,7 +56,7 @@ def tournament_to_proto(row: TournamentRow) -> pb.Tournament:
         for g in public_games(row)]
     return pb.Tournament(tournament_id=row.id, game=row.game, format=row.format,
                          bots=json.loads(row.entrants_json), games=row.games, seats=row.seats,
-                         status=row.status, played=played, total=total,
+                         pace_ms=row.pace_ms, status=row.status, played=played, total=total,
                          created_ms=ms(row.created_at), finished_ms=ms(row.finished_at),
                          forfeited=json.loads(row.forfeited_json), standings=standings,
                          schedule=schedule)

@@ -111,7 +111,9 @@ function statusTag(status) {
 
 function gameName(game) { return GAMES[game] || game; }
 
-function matchLink(id) { return h("a", {href: `#/match/${encodeURIComponent(id)}`}, id); }
+function matchLink(id) {
+  return h("a", {class: "match-id", href: `#/match/${encodeURIComponent(id)}`}, id);
+}
 
 /** A seat's name, linked to its bot's page when a registered bot plays it. */
 function botLink(name, bot, human) {
@@ -653,6 +655,11 @@ function replayViewer(logged, startStep, bots) {
   let index = 0;
   let timer = null;
   const stage = h("div", {"data-testid": "stage"});
+  const result = h("div", {});  // the result, shown at the last step only: no spoiler before
+  const final = h("p", {class: "muted", "data-testid": "final-totals"},
+    `Final totals: ${replay.totals.join(" · ")} · ranks `, replay.ranks.join(" · "),
+    ` · ${replay.termination} · seed ${replay.seed}`);
+  const hint = h("p", {class: "muted"}, "The final totals show at the last step.");
   const label = h("span", {"data-testid": "step-label"});
   const stepLink = h("a", {"data-testid": "step-link", href: base}, "link to this step");
   const slider = h("input", {type: "range", min: 0, max: steps.length - 1, value: 0,
@@ -697,6 +704,7 @@ function replayViewer(logged, startStep, bots) {
     if (location.hash !== hash) history.replaceState(null, "", hash);
     stage.replaceChildren(replay.game === "six_nimmt" ? sixNimmtStep(step, names, replay, bots)
                                                       : noThanksStep(step, names, replay, bots));
+    result.replaceChildren(index === steps.length - 1 ? final : hint);
     if (!timer) announce(label.textContent);
   }
   listen(document, "keydown", (e) => {
@@ -719,10 +727,7 @@ function replayViewer(logged, startStep, bots) {
       `Time bank: ${seconds(bankOf(replay))} s per seat for the match, on top of `,
       `${seconds(replay.settings.deadline_ms)} s per decision; a late answer spends from `,
       "it.") : null,
-    stage,
-    h("p", {class: "muted"}, `Final totals: ${replay.totals.join(" · ")} · ranks `,
-      replay.ranks.join(" · "), ` · ${replay.termination} · seed ${replay.seed}`),
-    answerSummary(replay, bots));
+    stage, result, answerSummary(replay, bots));
   go(startStep ? startStep - 1 : 0);
   return root;
 }
@@ -1028,16 +1033,18 @@ function liveView(match, onEnd) {
   const banner = h("p", {"data-testid": "live-status"}, h("span", {class: "live-dot"}),
     "Live — public facts only (hands and chip counts stay secret). Events: ", counter);
   const turn = turnPanel(match);
+  // The list scrolls: it takes the keyboard's focus (Tab), and stays in place while it is
+  // redrawn so the focus stays on it.
+  const log = h("ul", {class: "log", "data-testid": "live-log", tabindex: "0",
+                       "aria-labelledby": "live-log-title"});
   const root = h("section", {class: "panel", "data-testid": "live", "aria-label": "live match"},
-    banner, turn.root, stage);
+    banner, turn.root, stage, h("h2", {id: "live-log-title"}, "What happened"), log);
   let drawn = 0;
   const draw = () => {
     drawn = state.events;
     counter.textContent = String(state.events);
-    stage.replaceChildren(state.game === "six_nimmt" ? liveSixNimmt(state) : liveNoThanks(state),
-      h("h2", {}, "What happened"),
-      h("ul", {class: "log", "data-testid": "live-log"},
-        state.log.slice(-30).reverse().map((line) => h("li", {}, line))));
+    stage.replaceChildren(state.game === "six_nimmt" ? liveSixNimmt(state) : liveNoThanks(state));
+    log.replaceChildren(...state.log.slice(-30).reverse().map((line) => h("li", {}, line)));
   };
   const source = new EventSource(`/api/matches/${encodeURIComponent(match.id)}/feed`);
   source.addEventListener("event", (message) => {

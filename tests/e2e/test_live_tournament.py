@@ -180,3 +180,44 @@ def test_a_tournament_is_cancelled_from_the_command_line(
                                                                    f"cancelled")
     assert len(twice.stderr.strip().splitlines()) == 1
     assert Store(server.db).match_page()[1] == 0  # nothing was seated
+
+
+def test_a_paced_tournament_is_played_slowly_for_people_to_watch(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """A tournament created with ``--pace-ms 200`` (over gRPC, by ``bullring tournament``)
+    says so in the API, and each decision point of its match opens no sooner than 200 ms
+    after the last one: the match lasts at least (points - 1) x 200 ms, where a match at
+    machine speed takes a few. A pace past a minute is refused over HTTP (422) and on the
+    command line (usage)."""
+    server, _ = four_bots(db_url(tmp_path), stop_all)
+    admin = server.admin_token()
+    started = subprocess.run(
+        [*CLI, "tournament", "--server", server.address, "--admin-token", admin, "--format",
+         "round-robin", "--bots", "ann,bob", "--games", "1", "--pace-ms", "200", "--detach"],
+        capture_output=True, text=True, timeout=60)
+    assert started.returncode == 0, started.stderr
+    tid = started.stdout.strip()
+    assert server.log is not None
+    server.log.wait(lambda lines: any(f"tournament {tid} finished" in ln for ln in lines),
+                    120, "the paced tournament's end")
+    done = httpx.get(f"{server.http}/api/tournaments/{tid}", timeout=10).json()
+    assert done["pace_ms"] == 200 and done["status"] == "finished"
+    store = Store(server.db)
+    match_id = done["schedule"][0]["match_id"]
+    summary = store.match_page(match_id=match_id)[0][0]
+    assert summary.finished_at is not None
+    lasted = (summary.finished_at - summary.created_at).total_seconds()
+    replay = store.replay(match_id)
+    points = len({e["step"] for e in replay["events"] if e["type"] == "answer"})
+    assert points >= 10 and lasted >= (points - 1) * 0.2, (points, lasted)
+
+    refused = httpx.post(f"{server.http}/api/admin/tournaments", timeout=10,
+                         headers={"authorization": f"Bearer {admin}"},
+                         json={"game": "six_nimmt", "format": "round-robin",
+                               "bots": ["ann", "bob"], "games": 1, "pace_ms": 60_001})
+    assert refused.status_code == 422 and "pace_ms" in refused.text
+    usage = subprocess.run(
+        [*CLI, "tournament", "--server", server.address, "--admin-token", admin, "--format",
+         "round-robin", "--bots", "ann,bob", "--games", "1", "--pace-ms", "60001"],
+        capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 2 and "--pace-ms" in usage.stderr

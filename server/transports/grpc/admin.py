@@ -64,7 +64,8 @@ class AdminService:
             raise NoLadderError("this server runs no ladder")
         wait_s = request.wait_s if request.HasField("wait_s") else DEFAULT_WAIT_S
         row = self.ladder.tournaments.create(request.game, request.format, list(request.bots),
-                                             request.games, request.seats or None, wait_s)
+                                             request.games, request.seats or None, wait_s,
+                                             request.pace_ms)
         return pb.CreateTournamentResponse(tournament=tournament_to_proto(row))
 
     def handler(self) -> grpc.GenericRpcHandler:

@@ -21,6 +21,7 @@ from bullring.server.transports.http import (
     play,
     proto_schema,
     tournaments,
+    tv,
 )
 from bullring.server.transports.http.context import ApiContext
 
@@ -43,12 +44,18 @@ def build_app(ctx: ApiContext) -> FastAPI:
                   docs_url=None, redoc_url=None)
     app.state.bullring = ctx
     errors.install(app)
-    for module in (browse, feed, play, human, challenges, tournaments, admin):
+    for module in (browse, feed, play, human, challenges, tournaments, tv, admin):
         app.include_router(module.router)
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
         return FileResponse(WEB / "index.html", headers={"Cache-Control": "no-cache"})
+
+    @app.get("/tv", include_in_schema=False)
+    async def big_screen() -> FileResponse:
+        """The big screen: the featured game followed by itself, paced for people
+        (docs/tv.md)."""
+        return FileResponse(WEB / "tv.html", headers={"Cache-Control": "no-cache"})
 
     @app.get("/api/docs", include_in_schema=False)
     async def docs() -> FileResponse:

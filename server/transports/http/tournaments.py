@@ -5,9 +5,10 @@ cancel it (``POST /api/admin/tournaments/{id}/cancel``)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field
 
 from bullring.server.errors import NoLadderError, NotFoundError
@@ -15,7 +16,10 @@ from bullring.server.store.models import TournamentRow
 from bullring.server.tournaments.live import (
     DEFAULT_WAIT_S,
     FORFEIT_AFTER,
+    MAX_PACE_MS,
     cancel_tournament,
+    forfeits,
+    standings_json,
 )
 from bullring.server.tournaments.views import tournament_json
 from bullring.server.transports.http.context import Context, require_admin
@@ -42,6 +46,11 @@ class TournamentIn(BaseModel):
                                       f"is played with that seat on default actions; a bot "
                                       f"absent at {FORFEIT_AFTER} of its games in a row "
                                       f"forfeits (not waited for again)")
+    pace_ms: int = Field(default=0, ge=0, le=MAX_PACE_MS,
+                         description="the least time from one decision point of its matches "
+                                     "to the next, in milliseconds, so people can watch the "
+                                     "bots think (a final on a projector, /tv); the bots' "
+                                     "deadlines are untouched. 0: machine speed")
 
 
 class TournamentSummary(BaseModel):
@@ -53,6 +62,8 @@ class TournamentSummary(BaseModel):
     bots: list[str]
     games: int = Field(description="games at every table")
     seats: int
+    pace_ms: int = Field(description="the least time from one decision point of its matches "
+                                     "to the next, in ms; 0: machine speed")
     status: str = Field(description="running, finished or cancelled")
     played: int = Field(description="games over so far")
     total: int = Field(description="games in the whole schedule")
@@ -106,6 +117,36 @@ async def tournament(ctx: Context, tournament_id: TournamentId) -> TournamentPag
     return TournamentPage.full(row)
 
 
+class StandingsAfter(BaseModel):
+    """A tournament's standings as they stood once its first ``after`` games were over."""
+
+    tournament_id: str
+    after: int = Field(description="the games of the schedule counted, from its start")
+    standings: list[dict[str, Any]] = Field(description="best first, as the tournament's "
+                                                        "standings over those games")
+    forfeited: list[str] = Field(description="the bots that had forfeited by then")
+
+
+@router.get("/api/tournaments/{tournament_id}/standings", response_model=StandingsAfter,
+            responses=error_responses(404, 422))
+async def standings_after(ctx: Context, tournament_id: TournamentId, after: Annotated[
+        int | None, Query(ge=0, le=2**31 - 1,
+                          description="count the first N games of the schedule only (the "
+                                      "big screen shows the standings game by game, without "
+                                      "giving away later results); default: every game")
+        ] = None) -> StandingsAfter:
+    """A tournament's standings over the first ``after`` games of its schedule (those of
+    them that finished), as they stood when those were over."""
+    row = await asyncio.to_thread(ctx.store.tournament, tournament_id)
+    if row is None:
+        raise NotFoundError(f"no tournament {tournament_id!r}")
+    games = json.loads(row.schedule_json)
+    counted = games if after is None else games[:after]
+    gone = forfeits(counted)
+    return StandingsAfter(tournament_id=row.id, after=len(counted),
+                          standings=standings_json(counted, gone), forfeited=gone)
+
+
 @router.post("/api/admin/tournaments", response_model=TournamentPage, status_code=201,
              dependencies=[Depends(require_admin)],
              responses=error_responses(400, 401, 403, 404, 409, 422))
@@ -115,7 +156,8 @@ async def create(ctx: Context, body: TournamentIn) -> TournamentPage:
     if ctx.ladder is None:
         raise NoLadderError("this server runs no ladder")
     row = await asyncio.to_thread(ctx.ladder.tournaments.create, body.game, body.format,
-                                  body.bots, body.games, body.seats, body.wait_s)
+                                  body.bots, body.games, body.seats, body.wait_s,
+                                  body.pace_ms)
     ctx.ladder.poke()
     return TournamentPage.full(row)
 

@@ -1,0 +1,122 @@
+"""Details of the web page in a real headless Chromium against a real server: a status
+badge and a match id never break inside a word at 1280 px, the replay viewer keeps the
+result for its last step, and the live view's scrolling list of what happened can be
+reached from the keyboard."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.ladder_helpers import LadderBot, LadderServer
+from tests.serving import ServerProcess, db_url
+from tests.web.test_web import HttpSeats, played
+from tests.web.test_web_pages import axe, browser, page  # noqa: F401
+
+pytestmark = pytest.mark.timeout(300)
+
+UNBROKEN = """(selector) => [...document.querySelectorAll(selector)]
+    .filter(e => e.getClientRects().length > 1).map(e => e.textContent)"""
+"""The elements of ``selector`` laid out on more than one line (an inline element broken
+across lines has a box on each)."""
+
+
+@pytest.fixture
+def web(tmp_path: Path) -> Iterator[ServerProcess]:
+    """A server on a fresh database; a seat nobody joins is played by defaults after 30 s."""
+    proc = ServerProcess(db_url(tmp_path), ["--start-timeout", "30"]).start()
+    yield proc
+    proc.stop()
+
+
+def test_badges_and_match_ids_stay_whole_at_1280_px(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer],
+        page: Any) -> None:  # noqa: F811
+    """At 1280 px, on the match list and on a tournament's page (seven columns), no status
+    badge ("finished") and no match id is broken across lines."""
+    server = LadderServer(db_url(tmp_path), ["--ladder", "six_nimmt", "--ladder-setting",
+                                             "six_nimmt:rounds=1"]).start()
+    stop_all.append(server)
+    names = ("ann-the-first", "bob-the-second", "cy-the-third", "dee-the-fourth")
+    bots = [LadderBot.start(name, server.address, server.add_bot(name), "six_nimmt",
+                            "house:greedy") for name in names]
+    stop_all.extend(bots)
+    for bot in bots:
+        bot.err.wait(lambda lines: any("waiting on the six_nimmt ladder" in ln for ln in lines),
+                     30, "the bot to wait on the ladder")
+
+
+    made = httpx.post(f"{server.http}/api/admin/tournaments", timeout=10,
+                      headers={"authorization": f"Bearer {server.admin_token()}"},
+                      json={"game": "six_nimmt", "format": "round-robin",
+                            "bots": list(names), "games": 2, "seats": 4})
+    assert made.status_code == 201, made.text
+    tid = made.json()["tournament_id"]
+    assert server.log is not None
+    server.log.wait(lambda lines: any(f"tournament {tid} finished" in ln for ln in lines),
+                    120, "the tournament's end")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    try:
+        page.goto(f"{server.http}/?refresh=60000#/tournament/{tid}")
+        page.wait_for_selector("[data-testid=tournament-games] tr[data-status=finished] "
+                               "a[href^='#/match/']")
+        assert page.evaluate(UNBROKEN, "[data-testid=status]") == []
+        assert page.evaluate(UNBROKEN, "a[href^='#/match/']") == []
+        page.goto(f"{server.http}/?refresh=60000#/")
+        page.wait_for_selector("[data-testid=match-rows] tr[data-match]")
+        assert page.evaluate(UNBROKEN, "[data-testid=status]") == []
+        assert page.evaluate(UNBROKEN, "a[href^='#/match/']") == []
+    finally:
+        page.goto("about:blank")
+
+
+def test_the_replay_keeps_the_result_for_its_last_step(
+        web: ServerProcess, page: Any) -> None:  # noqa: F811
+    """A replay opened at its first step says nothing of the final totals or ranks; at its
+    last step it shows them."""
+    match = played(web, "six_nimmt", ["house:greedy", "house:random"], "--setting",
+                   "rounds=1", "--seed", "4")
+    page.goto(f"{web.http}/#/match/{match.match_id}")
+    page.wait_for_selector("[data-testid=replay]")
+    assert "Final totals" not in page.inner_text("[data-testid=replay]")
+    assert page.locator("[data-testid=final-totals]").count() == 0
+    page.locator("h1").click()
+    page.keyboard.press("End")
+    page.wait_for_selector("[data-testid=final-totals]")
+    text = page.inner_text("[data-testid=final-totals]")
+    totals = page.evaluate(f"fetch('/api/matches/{match.match_id}').then(r => r.json())")
+    assert "Final totals: " + " · ".join(map(str, totals["totals"])) in text
+    page.keyboard.press("Home")
+    assert page.locator("[data-testid=final-totals]").count() == 0
+
+
+def test_the_live_list_of_what_happened_is_reachable_by_keyboard(
+        web: ServerProcess, page: Any, axe: str) -> None:  # noqa: F811
+    """The live view's "What happened" list, once longer than its box and scrolling, takes
+    the keyboard's focus (Tab reaches it) and axe-core's scrollable-region-focusable rule
+    passes on it."""
+    match = web.create_match("six_nimmt", 2, "--setting", "rounds=3", "--seed", "2",
+                             "--deadline-ms", "30000")
+    seats = HttpSeats(web.http, match.tokens)
+    page.goto(f"{web.http}/#/match/{match.match_id}")
+    page.wait_for_selector("[data-testid=live]")
+    while not page.locator("[data-testid=live-ended]").count():  # play it to its end
+        for seat, token in enumerate(seats.tokens):
+            for decision in seats.decisions(seat, wait_ms=50):
+                seats.client.post("/api/play/answer", json={
+                    "decision_id": decision["decision_id"], "action": decision["legal"][0]},
+                    headers={"Authorization": f"Bearer {token}"})
+    seats.client.close()
+    log = page.locator("[data-testid=live-log]")
+    assert log.evaluate("l => l.scrollHeight > l.clientHeight")  # it scrolls
+    assert log.get_attribute("tabindex") == "0"
+    log.focus()
+    assert page.evaluate("document.activeElement.dataset.testid") == "live-log"
+    page.add_script_tag(content=axe)
+    found = page.evaluate("""async () => (await axe.run(document, {runOnly:
+        ['scrollable-region-focusable']})).violations.map(v => v.nodes.length)""")
+    assert found == []
