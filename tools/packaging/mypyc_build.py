@@ -60,7 +60,7 @@ def optional_build_ext(root: Path, sources: list[str], group: str) -> type[build
     wheel or an explicit in-place build, never for an editable install, and on any failure
     leaves no compiled module behind."""
 
-    class OptionalBuildExt(build_ext):  # type: ignore[misc]  (setuptools is untyped here)
+    class OptionalBuildExt(build_ext):  # type: ignore[misc]
         """Compile with mypyc where it can; fall back to the sources where it cannot.
 
         mypyc runs here, when extensions are built, not each time setup.py is loaded (pip
