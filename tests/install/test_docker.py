@@ -311,13 +311,17 @@ def test_the_files_the_image_copies_build_a_server_the_entrypoint_runs(
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=clean)
     # As the Dockerfile's build stage (no C compiler there): the pure-Python referee.
-    built = subprocess.run([str(venv / "bin" / "pip"), "wheel", "-q", "--no-deps",
+    # Every wheel (the server's, the SDK's it requires, their dependencies'), then installed
+    # with --no-deps from that folder alone, as the runtime stage does.
+    built = subprocess.run([str(venv / "bin" / "pip"), "wheel", "-q",
                             "--wheel-dir", str(tmp_path / "wheels"), "."], cwd=context,
                            env={**clean, "BULLRING_PURE_PYTHON": "1"},
-                           capture_output=True, text=True, timeout=600)
+                           capture_output=True, text=True, timeout=900)
     assert built.returncode == 0, built.stderr[-3000:]
-    [wheel] = (tmp_path / "wheels").glob("bullring-*.whl")
-    installed = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(wheel)],
+    wheels = sorted(str(w) for w in (tmp_path / "wheels").glob("*.whl"))
+    assert any("/bullring_sdk-" in w for w in wheels), wheels
+    installed = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--no-deps",
+                                *wheels],
                                cwd=tmp_path, env=clean, capture_output=True, text=True,
                                timeout=600)
     assert installed.returncode == 0, installed.stderr[-3000:]
