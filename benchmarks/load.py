@@ -117,9 +117,10 @@ def main() -> int:
         names = [f"bot{seat}" for seat in range(args.seats)]
         matches = [store.create_match("six_nimmt", settings, i, names, {})
                    for i in range(args.matches)]
+        # Every bot connects from this machine's one address: no per-address cap.
         server, address = start([sys.executable, "-m", "bullring.server.cli", "serve", "--port",
-        "0",
-                                 "--http-port", "-1", "--db", db])
+                                 "0", "--http-port", "-1", "--db", db,
+                                 "--max-calls-per-address", "0"])
         try:
             time.sleep(1.0)  # let start-up allocations settle
             rss_start = rss_bytes(server.pid)

@@ -35,7 +35,7 @@ from bullring.server.store.base import DEFAULT_DB
 from bullring.server.store.instances import InstanceGuard
 from bullring.server.store.retry import DEFAULT_BUDGET_S
 from bullring.server.transports.grpc.admin import AdminService
-from bullring.server.transports.grpc.calls import TokenInterceptor
+from bullring.server.transports.grpc.calls import AddressCap, TokenInterceptor
 from bullring.server.transports.grpc.challenges import ChallengeService
 from bullring.server.transports.grpc.ladder import LadderService
 from bullring.server.transports.grpc.servicers import BotService, SpectatorService
@@ -82,12 +82,13 @@ class RefereeServer:
         self.aborted_at_start: list[str] = []
         """Matches left running by a server that died, aborted when this one started."""
         self.health = health.aio.HealthServicer()
-        self.server = grpc.aio.server(interceptors=[TokenInterceptor(self.hub)],
+        interceptors = [AddressCap(options.limits.max_calls_per_address),
+                        TokenInterceptor(self.hub)]
+        self.server = grpc.aio.server(interceptors=interceptors,
                                       options=[*wire.channel_options(),
                                                *options.limits.grpc_options()])
         self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder,
-                                                         options.limits.header_timeout_s
-                                                         ).handler(),
+                                                         options.limits).handler(),
                                               SpectatorService(self.hub).handler(),
                                               AdminService(self.store, self.ladder).handler(),
                                               LadderService(self.store).handler(),
@@ -103,7 +104,8 @@ class RefereeServer:
         self._trimmer: asyncio.Task[None] | None = None
         self.http: HttpServer | None = None
         if options.http_port is not None:
-            context = ApiContext(self.hub, self.ladder, human_limit=options.human_matches)
+            context = ApiContext(self.hub, self.ladder, human_limit=options.human_matches,
+                                 stall_s=options.limits.stall_timeout_s)
             self.http = HttpServer(build_app(context), options.host, options.http_port,
                                    options.grace_s, options.limits, token_gate(context))
 

@@ -81,6 +81,18 @@ class JoinTimeoutError(ServiceError):
     """A Play stream sent no Join in time."""
 
 
+class BodyTimeoutError(ServiceError):
+    """An HTTP request's body did not arrive whole in time."""
+
+
+class TooManyConnectionsError(ServiceError):
+    """A client address holds as many HTTP connections as one address may."""
+
+
+class TooManyCallsError(ServiceError):
+    """A client address holds as many concurrent gRPC calls as one address may."""
+
+
 class LadderRequiredError(ServiceError):
     """A registered bot's token connects without naming the ladder to join."""
 
@@ -208,6 +220,18 @@ ERRORS: dict[type[Exception], Status] = {
         "of range"),
     JoinTimeoutError: Status(grpc.StatusCode.DEADLINE_EXCEEDED, 408, "join_timeout",
                              "a Play stream sends no Join in time (gRPC only)"),
+    BodyTimeoutError: Status(grpc.StatusCode.DEADLINE_EXCEEDED, 408, "body_timeout",
+                             "an HTTP request's body does not arrive whole within "
+                             "--body-timeout of its head; the connection is closed (HTTP "
+                             "only)"),
+    TooManyConnectionsError: Status(grpc.StatusCode.RESOURCE_EXHAUSTED, 429,
+                                    "too_many_connections",
+                                    "a client address holds --max-connections-per-address "
+                                    "HTTP connections already; the new one is closed (HTTP "
+                                    "only)"),
+    TooManyCallsError: Status(grpc.StatusCode.RESOURCE_EXHAUSTED, 429, "too_many_calls",
+                              "a client address holds --max-calls-per-address concurrent "
+                              "gRPC calls already (gRPC only)"),
     LadderRequiredError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "ladder_required",
                                 "a registered bot's token joins without naming a ladder"),
     LadderNeedsBotTokenError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400,

@@ -64,10 +64,17 @@ def _serve(args: argparse.Namespace) -> int:
                                        args.start_timeout, ladder=ladder_options,
                                        db_retry_s=args.db_retry,
                                        http_port=None if args.http_port < 0 else args.http_port,
-                                       limits=Limits(args.max_connections, args.max_streams,
-                                                     args.max_body_kb * 1024,
-                                                     header_timeout_s=args.header_timeout,
-                                                     idle_timeout_s=args.idle_timeout),
+                                       limits=Limits(
+                                           max_connections=args.max_connections,
+                                           max_streams=args.max_streams,
+                                           max_body_bytes=args.max_body_kb * 1024,
+                                           header_timeout_s=args.header_timeout,
+                                           idle_timeout_s=args.idle_timeout,
+                                           body_timeout_s=args.body_timeout,
+                                           max_connections_per_address=(
+                                               args.max_connections_per_address),
+                                           max_calls_per_address=args.max_calls_per_address,
+                                           stall_timeout_s=args.stall_timeout),
                                        human_matches=args.human_matches,
                                        admin_token_file=args.admin_token_file)
     return app.main(server_options)
@@ -125,6 +132,15 @@ def _add_serve(commands: cli.Commands) -> None:
                              "limit less a reserve, each)")
     limits.add_argument("--max-streams", type=cli.positive(), default=1000, metavar="N",
                         help="concurrent gRPC streams per connection (default: 1000)")
+    limits.add_argument("--max-connections-per-address", type=cli.non_negative(), default=64,
+                        metavar="N",
+                        help="open HTTP connections from one client address (IPv6: one /64); "
+                             "more are answered 429 (default: 64; 0: no cap, behind a proxy)")
+    limits.add_argument("--max-calls-per-address", type=cli.non_negative(), default=1000,
+                        metavar="N",
+                        help="concurrent gRPC calls (streams included) from one client "
+                             "address, over all its connections; more are refused with "
+                             "RESOURCE_EXHAUSTED (default: 1000; 0: no cap)")
     limits.add_argument("--max-body-kb", type=cli.positive(), default=1024, metavar="KB",
                         help="largest HTTP request body, refused with 413 before it is read "
                              "(default: 1024)")
@@ -133,10 +149,19 @@ def _add_serve(commands: cli.Commands) -> None:
                         help="a new connection's handshake (gRPC), a request head (HTTP) and "
                              "a Play stream's Join must arrive within this, else it is closed "
                              "(default: 10)")
+    limits.add_argument("--body-timeout", type=cli.Seconds(0, strict=True), default=10.0,
+                        metavar="SECONDS",
+                        help="an HTTP request's whole body must arrive within this of its "
+                             "head, else it is answered 408 and the connection closed "
+                             "(default: 10)")
     limits.add_argument("--idle-timeout", type=cli.Seconds(0, strict=True), default=60.0,
                         metavar="SECONDS",
                         help="a connection with no call in progress is closed after this "
                              "(default: 60)")
+    limits.add_argument("--stall-timeout", type=cli.Seconds(0, strict=True), default=10.0,
+                        metavar="SECONDS",
+                        help="a stream to a bot whose write waits this long for the client "
+                             "to read is ended as stalled (default: 10)")
     cli.command(serve, _serve)
 
 

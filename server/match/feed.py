@@ -3,7 +3,7 @@ events for its spectators.
 
 Each seat's connection gets its messages through its outbox (``server/match/outbox.py``), and so
 does each spectator: every public event from the start of the match, then each as it
-happens. A spectator may fall at most ``MAX_UNREAD`` messages behind the match; one more and
+happens. A spectator may fall at most ``MAX_UNREAD_BYTES`` behind the match; further and
 its outbox ends it (``stalled``), so a spectator that never reads cannot make the server hold
 an ever longer queue.
 """
@@ -19,10 +19,10 @@ from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.sdk.bot import Bot
 from bullring.server.match import outgoing
 from bullring.server.match.answers import MAX_REJECTS_LOGGED
-from bullring.server.match.outbox import MAX_UNREAD, Outbox, replaced
+from bullring.server.match.outbox import MAX_UNREAD_BYTES, Outbox, replaced
 
-FELL_BEHIND = (f"this spectator fell {MAX_UNREAD} messages behind the match and was cut off; "
-               f"watch again to start over")
+FELL_BEHIND = (f"this spectator fell {MAX_UNREAD_BYTES // 1024} KiB behind the match and was "
+               f"cut off; watch again to start over")
 """Why a spectator's stream is ended when it left too much unread."""
 
 
@@ -66,6 +66,8 @@ class MatchFeed:
         self.watched: list[bytes] = []
         """Every public event so far, each a serialized WatchResponse (shared by every
         spectator's outbox)."""
+        self.watched_bytes = 0
+        """The size of ``watched``."""
         self.spectators: list[Outbox] = []
         """The outboxes of the spectators watching, each of serialized WatchResponses."""
         self.ended: pb.MatchEnded | None = None
@@ -96,7 +98,8 @@ class MatchFeed:
     @staticmethod
     def send(link: SeatLink, item: bytes, decision_id: str | None = None) -> bool:
         """Queue ``item`` (the request of ``decision_id``, if given) for ``link``'s
-        connection; False if that left too much unread and ended the connection."""
+        connection; False if it has stalled (too much left unread, or its transport found
+        its writes waiting too long)."""
         outbox = link.outbox
         assert outbox is not None
         outbox.put_nowait(item, decision_id)
@@ -112,6 +115,7 @@ class MatchFeed:
                    if link.outbox is not None and not self.send(link, message)]
         watched = outgoing.watch_event(public)
         self.watched.append(watched)
+        self.watched_bytes += len(watched)
         if self.spectators:
             for outbox in self.spectators:
                 outbox.put_nowait(watched)
@@ -120,8 +124,8 @@ class MatchFeed:
 
     def watch(self) -> Outbox:
         """A spectator's outbox of every public message of this match (serialized
-        WatchResponses), from its start; it may fall ``MAX_UNREAD`` messages behind."""
-        outbox = Outbox(len(self.watched) + MAX_UNREAD)
+        WatchResponses), from its start; it may fall ``MAX_UNREAD_BYTES`` behind."""
+        outbox = Outbox(self.watched_bytes + MAX_UNREAD_BYTES, seat=False)
         for watched in self.watched:
             outbox.put_nowait(watched)
         if self.ended is not None:

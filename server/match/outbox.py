@@ -2,80 +2,132 @@
 
 Every message for a connection goes through its outbox (verdicts, events, decision requests,
 the end). Taking a decision request out to write it tells the match runner the request is
-sent, which starts the seat's clock; an outbox left too long unread ends its connection.
+sent, which starts the seat's clock. An outbox left holding too many bytes unread ends its
+connection as stalled, and so does its transport when a write waits too long for the client
+(``bullring.server.transports.stalls``): either way the connection's last message is
+``Closed`` with reason STALLED.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import time
 from collections.abc import Callable
 
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 
-MAX_UNREAD = 1_000
-"""Messages a seat's connection may leave unread before its outbox ends it as stalled. A
-bot that stopped reading (struck out, say, while its match plays on with defaults at once)
-must not make the server hold an ever longer queue; a live bot is sent a few messages per
-decision point and reads them as they come."""
+MAX_UNREAD_BYTES = 256 << 10
+"""Bytes a connection may leave unread in its outbox before it is ended as stalled (256
+KiB: a few whole matches of messages). A bot that stopped reading (struck out, say, while
+its match plays on with defaults at once) must not make the server hold an ever longer
+queue; a live bot is sent a few hundred bytes per decision point and reads them as they
+come."""
 
 
 class Outbox:
-    """The messages waiting for one connection of a seat, in order, each a serialized
-    PlayResponse; None ends the connection. Every message for the connection goes through
-    it (verdicts, events, requests, the end), and it holds at most ``limit``: one more and
-    it drops them all and ends the connection (``stalled``), so a client that stops
+    """The messages waiting for one connection, in order, each serialized (PlayResponses
+    for a seat, WatchResponses for a spectator); None ends the connection. Every message
+    for the connection goes through it (verdicts, events, requests, the end), and it holds
+    at most ``limit`` bytes: past that it drops them all and ends the connection
+    (``stalled``, with a last ``Closed`` message for a seat's), so a client that stops
     reading can never make the server hold an ever longer queue.
 
     A lean stand-in for ``asyncio.Queue`` (same ``put_nowait``, ``get``, ``get_nowait``,
     ``empty``, ``qsize``) for one reader: a burst of puts wakes the reader once. Taking a
     decision request out (to write it) tells the runner the request is sent, which starts
-    the seat's clock.
+    the seat's clock; ``writing_since`` says since when a write has waited.
     """
 
-    def __init__(self, limit: int = MAX_UNREAD) -> None:
+    def __init__(self, limit: int = MAX_UNREAD_BYTES, seat: bool = True) -> None:
         self._items: collections.deque[tuple[bytes | None, str | None]] = collections.deque()
         self._waiter: asyncio.Future[None] | None = None
         self.limit = limit
+        """The most bytes it holds unread."""
+        self.seat = seat
+        """It holds PlayResponses (a seat's): it ends with ``Closed`` when stalled."""
+        self.unread = 0
+        """The bytes waiting in it."""
         self.ended = False
         """The end (None) is queued: anything put after it is dropped."""
         self.stalled = False
-        """Ended because ``limit`` messages were left unread."""
+        """Ended because its client did not read (``stalled_why`` says how)."""
+        self.stalled_why = ""
+        """Why it was ended as stalled, for the match log and the ``Closed`` message."""
+        self.on_stalled: Callable[[], None] | None = None
+        """Told when it stalls (set by the transport writing it, which then lets go)."""
         self.on_sent: Callable[[str], None] | None = None
         """Told the decision id of each request once it is written; set by the runner the
         outbox is attached to (a ladder stream's outbox moves from match to match)."""
         self._writing: list[str] = []
         """The decision ids of the requests taken out and being written."""
+        self.writing_since: float | None = None
+        """When (monotonic seconds) the messages being written were taken out; None while
+        the writer waits for more (what it took is written)."""
         self.closed_by: pb.Closed | None = None
-        """Why the server ended this connection on purpose (``end``), if it did."""
+        """Why the server ended this connection on purpose (``end`` or ``stall``), if it
+        did."""
 
     def put_nowait(self, item: bytes | None, decision_id: str | None = None) -> None:
         """Queue ``item`` (the request of ``decision_id``, if given) and wake the reader;
-        past the limit, end the connection instead."""
+        past the limit, end the connection as stalled instead."""
         if self.ended:
             return
         if item is None:
             self.ended = True
-        elif len(self._items) >= self.limit:
-            self.stalled = self.ended = True
-            self._items.clear()
-            item = decision_id = None
+        elif self.unread + len(item) > self.limit:
+            self.stall(f"{self.limit} bytes left unread")
+            return
+        self._push(item, decision_id)
+
+    def _push(self, item: bytes | None, decision_id: str | None = None) -> None:
+        """Queue ``item`` whatever the limit, and wake the reader."""
+        if item is not None:
+            self.unread += len(item)
         self._items.append((item, decision_id))
+        self._wake()
+
+    def _wake(self) -> None:
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
             if not waiter.done():
                 waiter.set_result(None)
 
+    def stall(self, why: str) -> None:
+        """End the connection because its client does not read (``why``): drop every
+        waiting message; a seat's last message is ``Closed`` (STALLED) saying so. An
+        outbox that has stalled already, or that the server ended on purpose (``end``),
+        keeps its messages."""
+        if self.stalled:
+            return
+        self.stalled = True
+        self.stalled_why = f"stalled: {why}"
+        if self.ended and self.closed_by is not None:
+            return  # ended on purpose already: its Closed says what to do
+        self.ended = True
+        self._items.clear()
+        self.unread = 0
+        if self.seat:
+            self.closed_by = pb.Closed(
+                reason=pb.CLOSE_REASON_STALLED,
+                message=f"the server ended this connection: {why} (the client does not "
+                        f"read what it is sent); connect again")
+            self._push(pb.PlayResponse(closed=self.closed_by).SerializeToString())
+        self._push(None)
+        if self.on_stalled is not None:
+            self.on_stalled()
+
     def close(self) -> None:
         """Drop every waiting message and end the connection."""
         if not self.ended:
             self._items.clear()
+            self.unread = 0
             self.put_nowait(None)
 
     def why_ended(self, otherwise: str) -> str:
         """Why the connection ended, for the match log: ``otherwise`` unless stalled."""
-        return f"stalled: {self.limit} messages unread" if self.stalled else otherwise
+        return self.stalled_why if self.stalled else otherwise
 
     def end(self, closed: pb.Closed) -> None:
         """End the connection on purpose: ``closed`` is its last message (an outbox that
@@ -83,7 +135,7 @@ class Outbox:
         if self.ended:
             return
         self.closed_by = closed
-        self.put_message(pb.PlayResponse(closed=closed))
+        self._push(pb.PlayResponse(closed=closed).SerializeToString())
         self.put_nowait(None)
 
     def put_message(self, message: pb.PlayResponse) -> None:
@@ -104,14 +156,19 @@ class Outbox:
         if not self._items:
             raise asyncio.QueueEmpty
         item, decision_id = self._items.popleft()
+        if item is not None:
+            self.unread -= len(item)
         if decision_id is not None:
             self._writing.append(decision_id)
+        if self.writing_since is None:
+            self.writing_since = time.monotonic()
         return item
 
     def written(self) -> None:
         """What was taken out is written: its decision requests are sent, their seats'
         clocks start now. (``get`` says so itself: a stream asks for its next message once
         its last write has completed.)"""
+        self.writing_since = None
         if self._writing:
             sent, self._writing = self._writing, []
             if self.on_sent is not None:

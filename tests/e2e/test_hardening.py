@@ -1,7 +1,8 @@
 """What an attacker or a careless operator can do to a running server, each on a real
-``bullring serve``: a second server on a taken port, guessable deals, huge or unread
-requests, idle connections by the thousand, look-alike names, and replays recorded
-elsewhere (connections that never read: ``test_bounded_outboxes.py``)."""
+``bullring serve``: a second server on a taken port, guessable deals, huge, unread or
+trickled requests, idle connections by the thousand, many connections or calls from one
+address, refused event streams, look-alike names, and replays recorded elsewhere
+(connections that never read: ``test_bounded_outboxes.py``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import json
 import os
 import socket
 import subprocess
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -315,3 +319,234 @@ def test_a_replay_recorded_elsewhere_is_verified_from_its_rounds(tmp_path: Path)
     assert "rounds[0].tricks[3].plays" in result.stdout, result.stdout
 
 
+
+
+def _answer_of(conn: socket.socket) -> bytes:
+    """Everything the server sends on ``conn`` until it closes it."""
+    chunks = []
+    while chunk := conn.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _http_address(server: ServerProcess) -> tuple[str, int]:
+    host, port = server.http.removeprefix("http://").rsplit(":", 1)
+    return host, int(port)
+
+
+def test_a_request_body_that_never_comes_is_answered_408_and_closed(tmp_path: Path) -> None:
+    """A request head announcing a body that never comes, or stops halfway, holds its
+    connection no longer than ``--body-timeout``: the server answers 408 (``body_timeout``)
+    and closes it (the connection was held for ever: a head with ``Content-Length: 10`` and
+    no body was open after 150 s). A body that comes whole is served as before."""
+    server = ServerProcess(db_url(tmp_path), ["--body-timeout", "1"]).start()
+    try:
+        head = (b"POST /api/play/answer HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer some\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 10\r\n\r\n")
+        for sent in (head, head + b'{"deci'):
+            with socket.create_connection(_http_address(server), timeout=30) as conn:
+                conn.sendall(sent)
+                answer = _answer_of(conn)  # read to the end: the server closed it
+            assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+            body = json.loads(answer.split(b"\r\n\r\n", 1)[1])
+            assert body["error"]["code"] == "body_timeout"
+            assert "within 1 s" in body["error"]["message"]
+        whole = httpx.post(f"{server.http}/api/play/answer", headers={
+            "Authorization": "Bearer some"}, json={"decision_id": "d", "action": {"card": 1}})
+        assert whole.status_code == 401, whole.text
+    finally:
+        log = server.stop()
+    assert "Traceback" not in log, log[-3000:]
+
+
+def test_http_connections_past_the_per_address_cap_are_refused_others_served(
+        tmp_path: Path) -> None:
+    """One client address holds at most ``--max-connections-per-address`` HTTP connections:
+    one more is answered 429 (``too_many_connections``, with Retry-After) and closed, while
+    another address (127.0.0.2) is served, and so is the first once it closes one (448 slow
+    connections of one client locked every other client out)."""
+    server = ServerProcess(db_url(tmp_path), ["--max-connections-per-address", "4",
+                                              "--header-timeout", "60"]).start()
+    held: list[socket.socket] = []
+    request = b"GET /api/games HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    try:
+        held = [socket.create_connection(_http_address(server)) for _ in range(4)]
+
+        def ask(source: str) -> bytes:
+            with socket.socket() as conn:
+                conn.settimeout(30)
+                conn.bind((source, 0))
+                conn.connect(_http_address(server))
+                conn.sendall(request)
+                return _answer_of(conn)
+
+        refused = ask("127.0.0.1")
+        assert refused.startswith(b"HTTP/1.1 429 "), refused[:200]
+        assert b"\r\nretry-after: 5\r\n" in refused.lower()
+        assert json.loads(refused.split(b"\r\n\r\n", 1)[1])["error"]["code"] == \
+            "too_many_connections"
+        assert ask("127.0.0.2").startswith(b"HTTP/1.1 200 ")
+        held.pop().close()
+        deadline = time.monotonic() + 30
+        while not (answer := ask("127.0.0.1")).startswith(b"HTTP/1.1 200 "):
+            assert time.monotonic() < deadline, answer[:200]  # the server saw it close
+    finally:
+        for conn in held:
+            conn.close()
+        log = server.stop()
+    assert "Traceback" not in log, log[-3000:]
+
+
+class Relay:
+    """A TCP relay on a free loopback port whose connections reach ``target`` from the
+    address ``source`` (so a gRPC client, which cannot choose its own, comes from there)."""
+
+    def __init__(self, source: str, target: tuple[str, int]) -> None:
+        self.source, self.target = source, target
+        self.server: asyncio.Server | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> str:
+        """Start relaying; return the relay's own address (HOST:PORT)."""
+        self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        return f"127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def close(self) -> None:
+        """Stop relaying and end every relayed connection."""
+        assert self.server is not None
+        self.server.close()
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    async def _relay(self, client_r: asyncio.StreamReader,
+                     client_w: asyncio.StreamWriter) -> None:
+        async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(ConnectionError):
+                while data := await reader.read(65536):
+                    writer.write(data)
+                    await writer.drain()
+            writer.close()
+
+        server_r, server_w = await asyncio.open_connection(*self.target,
+                                                           local_addr=(self.source, 0))
+        for task in (asyncio.create_task(pipe(client_r, server_w)),
+                     asyncio.create_task(pipe(server_r, client_w))):
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+
+def test_grpc_calls_past_the_per_address_cap_are_refused_others_served(
+        tmp_path: Path) -> None:
+    """One client address holds at most ``--max-calls-per-address`` concurrent gRPC calls,
+    over all its connections: one more ends at once with RESOURCE_EXHAUSTED saying so,
+    while a call from another address (127.0.0.2, through a relay) is served, and so is the
+    first address's once one of its calls ends."""
+    server = ServerProcess(db_url(tmp_path), ["--max-calls-per-address", "3"]).start()
+    store = Store(server.db)
+    tokens = [store.add_bot(f"bot{i}", owner="tests") for i in range(4)]
+
+    async def join(channel: grpc.aio.Channel, token: str) -> Any:
+        call = wire.bot_stub(channel)["Play"](metadata=[("authorization", f"Bearer {token}")])
+        with contextlib.suppress(grpc.aio.AioRpcError):  # a refused call ends at once
+            await call.write(pb.PlayRequest(join=pb.Join(ladder="six_nimmt")))
+        return call
+
+    async def calls() -> None:
+        relay = Relay("127.0.0.2", (server.address.rsplit(":", 1)[0],
+                                    int(server.address.rsplit(":", 1)[1])))
+        relayed = await relay.start()
+        async with grpc.aio.insecure_channel(server.address) as one, \
+                grpc.aio.insecure_channel(server.address) as two, \
+                grpc.aio.insecure_channel(relayed) as other:
+            held = [await join(channel, token)
+                    for channel, token in zip((one, one, two), tokens[:3], strict=True)]
+            for call in held:  # each is counted: the server has answered it
+                assert (await call.read()).WhichOneof("body") == "ladder_queued"
+            refused = await join(two, tokens[3])
+            assert await refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "--max-calls-per-address" in str(await refused.details())
+            elsewhere = await join(other, tokens[3])
+            assert (await elsewhere.read()).WhichOneof("body") == "ladder_queued"
+            elsewhere.cancel()
+            held.pop().cancel()
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    await wire.ladder_stub(one)["GetLeaderboard"](
+                        pb.GetLeaderboardRequest(game="six_nimmt"))
+                    break
+                except grpc.aio.AioRpcError as exc:
+                    assert exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                    assert time.monotonic() < deadline  # the server saw the call end
+            for call in held:
+                call.cancel()
+        await relay.close()
+    try:
+        asyncio.run(calls())
+    finally:
+        log = server.stop()
+    assert "Traceback" not in log, log[-3000:]
+
+
+def test_an_oversized_body_gets_its_413_read_by_ordinary_clients(server: ServerProcess
+                                                                  ) -> None:
+    """An 8 MB body posted by an ordinary client (httpx, urllib), which sends it all before
+    it reads: the server answers 413 on the head and reads the rest of the body away
+    (bounded) before it closes, so each of 20 clients reads its 413 instead of a broken
+    pipe (0 of 20 did when the connection was closed at once)."""
+    admin = server.admin_token()
+    body = b"x" * (8 << 20)
+    statuses = []
+    for _ in range(20):
+        answer = httpx.post(f"{server.http}/api/admin/bots", content=body, timeout=60,
+                            headers={"Authorization": f"Bearer {admin}",
+                                     "Content-Type": "application/json"})
+        statuses.append((answer.status_code, answer.json()["error"]["code"]))
+    assert statuses == [(413, "payload_too_large")] * 20
+    request = urllib.request.Request(f"{server.http}/api/admin/bots", data=body,
+                                     headers={"Authorization": f"Bearer {admin}",
+                                              "Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=60)
+    assert refused.value.code == 413
+    assert json.loads(refused.value.read())["error"]["code"] == "payload_too_large"
+    log = server.stop()
+    assert "Traceback" not in log, log[-3000:]
+
+
+def test_play_stream_refusals_come_before_the_stream_with_the_error_table(
+        tmp_path: Path) -> None:
+    """``GET /api/play/stream`` runs every check before it answers: an unknown game, a
+    ladder this server does not run, a bot token without a ladder, a seat token with one,
+    a game mismatch and a match already over (aborted) are each refused with the error
+    table's status and JSON error (the stream answered 200 and then dropped the connection,
+    logging ASGI tracebacks); the server's log holds no traceback."""
+    server = ServerProcess(db_url(tmp_path), ["--ladder", "six_nimmt"]).start()
+    try:
+        bot = subprocess.run([*CLI, "bots", "add", "streamer", "--db", server.db], check=True,
+                             capture_output=True, text=True).stdout.split()[-1]
+        over = server.create_match("six_nimmt", 2, "--house", "1=random")
+        aborted = httpx.post(f"{server.http}/api/admin/matches/{over.match_id}/abort",
+                             headers={"Authorization": f"Bearer {server.admin_token()}"})
+        assert aborted.status_code == 200, aborted.text
+        live = server.create_match("six_nimmt", 2, "--house", "1=random")
+        cases = [(bot, {"ladder": "chess"}, 404, "unknown_game"),
+                 (bot, {"ladder": "no_thanks"}, 409, "no_such_ladder"),
+                 (bot, {"ladder": "six_nimmt", "games": "no_thanks"}, 409, "game_mismatch"),
+                 (bot, {}, 400, "ladder_required"),
+                 (live.tokens[0], {"ladder": "six_nimmt"}, 400, "ladder_needs_bot_token"),
+                 (live.tokens[0], {"games": "no_thanks"}, 409, "game_mismatch"),
+                 (over.tokens[0], {}, 409, "match_over"),
+                 ("seat_unknown", {}, 401, "unauthorized")]
+        with httpx.Client(base_url=server.http, timeout=30) as client:
+            for token, query, status, code in cases:
+                with client.stream("GET", "/api/play/stream", params=query,
+                                   headers={"Authorization": f"Bearer {token}"}) as answer:
+                    answer.read()
+                    assert (answer.status_code, answer.headers["content-type"]) == \
+                        (status, "application/json"), (query, answer.text)
+                    assert answer.json()["error"]["code"] == code, (query, answer.text)
+    finally:
+        log = server.stop()
+    assert "Traceback" not in log and "Exception in ASGI" not in log, log[-3000:]

@@ -18,7 +18,7 @@ from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.referee.six_nimmt import new_state
 from bullring.server.match.hub import MatchHub
-from bullring.server.match.outbox import MAX_UNREAD, Outbox
+from bullring.server.match.outbox import MAX_UNREAD_BYTES, Outbox
 from bullring.server.match.runner import MatchRunner
 from bullring.server.store import MatchConfig, Store
 from bullring.server.transports.grpc.servicers import BotService
@@ -140,17 +140,19 @@ def test_a_request_nobody_takes_still_times_out_and_the_match_goes_on() -> None:
 
 def test_a_connection_that_stops_reading_is_dropped_not_fed_forever() -> None:
     """A seat whose connection reads nothing strikes out, and its match plays on with
-    defaults at once; once MAX_UNREAD messages wait unread the runner closes that
+    defaults at once; once MAX_UNREAD_BYTES wait unread the runner closes that
     connection (dropping them) and the seat is disconnected, and the match ends."""
     async def body() -> None:
-        runner = _runner(10, end_threshold=1_000)
+        runner = _runner(10, end_threshold=5_000)
         outbox, _ = runner.attach(0)  # connected, but nothing ever reads its outbox
         task = asyncio.create_task(runner.run())
         await runner.done.wait()
         await task
         drops = [e for e in runner.log if e["type"] == "disconnect"]
         assert [(e["seat"], e["reason"]) for e in drops] == \
-            [(0, "3 timeouts in a row"), (0, f"stalled: {MAX_UNREAD} messages unread")]
+            [(0, "3 timeouts in a row"), (0, f"stalled: {MAX_UNREAD_BYTES} bytes left unread")]
+        closed = pb.PlayResponse.FromString(outbox.get_nowait() or b"").closed
+        assert closed.reason == pb.CLOSE_REASON_STALLED
         assert outbox.qsize() == 1 and outbox.get_nowait() is None
         assert runner.state.over and runner.seats[0].outbox is None
     asyncio.run(body())

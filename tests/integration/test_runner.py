@@ -191,6 +191,31 @@ def test_a_closed_stream_is_not_reconnected(reason: pb.CloseReason,
 
 
 @pytest.mark.timeout(30)
+def test_a_stream_closed_as_stalled_is_joined_again() -> None:
+    """A stream the server ends because it was not read (Closed, STALLED, then
+    RESOURCE_EXHAUSTED) is the runner's own slowness, not a refusal: it joins again and
+    plays on in the same seat."""
+    joins: list[pb.PlayRequest] = []
+
+    async def script(connection: int, context: Any) -> None:
+        joins.append(await context.read())
+        await context.write(STARTED)
+        if connection == 1:
+            message = "the server ended this connection: a write waited 10 s for the client"
+            await context.write(pb.PlayResponse(closed=pb.Closed(
+                reason=pb.CLOSE_REASON_STALLED, message=message)))
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
+        await context.write(pb.PlayResponse(match_ended=ENDED))
+
+    async def main() -> tuple[pb.MatchEnded | None, int]:
+        async with FakeReferee(script) as referee:
+            ended = await runner.play(referee.address, TOKEN, "house:greedy")
+            return ended, referee.connections
+
+    assert asyncio.run(main()) == (ENDED, 2)
+    assert len(joins) == 2
+
+
 def test_a_refused_connection_ends_the_run_after_a_second(caplog: pytest.LogCaptureFixture
                                                           ) -> None:
     """Where nothing listens, the runner retries quietly (a server may be starting) for

@@ -98,8 +98,9 @@ class Seat:
     def closed(self, response: pb.PlayResponse) -> pb.MatchEnded | None:
         """The server ended the connection on purpose (Closed). Its ladder matches all
         played: the last result. Replaced by a newer connection, token revoked, bot disabled:
-        raise, never reconnect (RuntimeError, PermissionError). A lapsed HTTP lease: None,
-        so the runner joins again."""
+        raise, never reconnect (RuntimeError, PermissionError). A lapsed HTTP lease, or a
+        stream the server ended because it was not read (stalled): None, so the runner
+        joins again."""
         if self.on_message is not None:
             self.on_message(response)
         closed = response.closed
@@ -108,7 +109,7 @@ class Seat:
                     pb.CloseReason.values() else closed.reason, closed.message)
         if closed.reason == pb.CLOSE_REASON_MATCHES_PLAYED and self.last_ended is not None:
             return self.last_ended
-        if closed.reason == pb.CLOSE_REASON_LEASE_EXPIRED:
+        if closed.reason in (pb.CLOSE_REASON_LEASE_EXPIRED, pb.CLOSE_REASON_STALLED):
             return None
         if closed.reason in (pb.CLOSE_REASON_TOKEN_REVOKED, pb.CLOSE_REASON_BOT_DISABLED):
             raise PermissionError(f"the server ended the stream: {closed.message}")

@@ -1,9 +1,10 @@
-"""What every gRPC servicer shares: the bearer token of a call, reading its request, and the
-interceptor that refuses BotService calls without a known token. Refusals are answered from
-the one table of server/errors.py."""
+"""What every gRPC servicer shares: the bearer token of a call, reading its request, the
+interceptor that caps the calls of one client address, and the one that refuses BotService
+calls without a known token. Refusals are answered from the one table of server/errors.py."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -14,11 +15,14 @@ from bullring.contract import wire
 from bullring.server.errors import (
     InvalidRequestError,
     NotAuthenticatedError,
+    TooManyCallsError,
+    abort_grpc,
     answer_grpc,
     message_of,
     status_of,
 )
 from bullring.server.match.hub import MatchHub
+from bullring.server.transports.limits import AddressCounts, address_key, grpc_peer_host
 
 Context = grpc.aio.ServicerContext[Any, Any]
 """A gRPC call's servicer context."""
@@ -133,3 +137,75 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
             except Exception as exc:  # a refusal the table names; anything else raised again
                 return abort_handler(method, exc)
         return await continuation(handler_call_details)
+
+
+Continuation = Callable[[grpc.HandlerCallDetails],
+                        Awaitable["grpc.RpcMethodHandler[Any, Any] | None"]]
+"""What an interceptor calls for the handler of a call."""
+
+
+class AddressCap(grpc.aio.ServerInterceptor):
+    """Caps the concurrent calls of one client address (IPv6: one /64), over all its
+    connections: a call past ``cap`` ends at once with RESOURCE_EXHAUSTED
+    (``too_many_calls``). A call counts from its start until its handler returns (a stream
+    until it ends). gRPC cannot cap connections per address; their handshake and idle
+    timeouts bound the ones that hold no call."""
+
+    def __init__(self, cap: int) -> None:
+        self.counts = AddressCounts(cap)
+
+    async def intercept_service(self, continuation: Continuation,
+                                handler_call_details: grpc.HandlerCallDetails
+                                ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        """The call's handler, counted against its address's cap."""
+        handler = await continuation(handler_call_details)
+        if handler is None or not self.counts.cap:
+            return handler
+        return _counted(handler, self.counts)
+
+
+def _counted(handler: grpc.RpcMethodHandler[Any, Any], counts: AddressCounts
+             ) -> grpc.RpcMethodHandler[Any, Any]:
+    """``handler`` with its calls counted in ``counts`` (refused past its cap). A handler
+    run in grpc's thread pool (none of the server's) is left as it is."""
+    inner: Any
+    make: Callable[..., grpc.RpcMethodHandler[Any, Any]]
+    if handler.request_streaming and handler.response_streaming:
+        inner, make = handler.stream_stream, grpc.stream_stream_rpc_method_handler
+    elif handler.response_streaming:
+        inner, make = handler.unary_stream, grpc.unary_stream_rpc_method_handler
+    elif handler.request_streaming:
+        inner, make = handler.stream_unary, grpc.stream_unary_rpc_method_handler
+    else:
+        inner, make = handler.unary_unary, grpc.unary_unary_rpc_method_handler
+
+    async def take(context: Context) -> str:
+        key = address_key(grpc_peer_host(context.peer()))
+        if not counts.take(key):
+            await abort_grpc(context, TooManyCallsError(
+                f"this address holds {counts.cap} calls already, as many as one address "
+                f"may (--max-calls-per-address); end one and try again"))
+        return key
+
+    async def generator(request: Any, context: Context) -> AsyncIterator[Any]:
+        key = await take(context)
+        try:
+            async for item in inner(request, context):
+                yield item
+        finally:
+            counts.give_back(key)
+
+    async def coroutine(request: Any, context: Context) -> Any:
+        key = await take(context)
+        try:
+            return await inner(request, context)
+        finally:
+            counts.give_back(key)
+
+    if inspect.isasyncgenfunction(inner):
+        wrapped: Callable[..., Any] = generator
+    elif inspect.iscoroutinefunction(inner):
+        wrapped = coroutine
+    else:
+        return handler
+    return make(wrapped, handler.request_deserializer, handler.response_serializer)

@@ -32,6 +32,7 @@ from bullring.server.match.runner import MatchRunner
 from bullring.server.store.models import BotRow
 from bullring.server.transports.grpc.calls import at_once, bearer_token, parsed, read_request
 from bullring.server.transports.limits import Limits
+from bullring.server.transports.stalls import guard_writes
 
 Route = Callable[[], tuple[MatchRunner, int] | None]
 """Where a stream's answers go now: a live match and seat, or nowhere."""
@@ -40,6 +41,7 @@ CLOSE_STATUS: dict[int, grpc.StatusCode] = {
     pb.CLOSE_REASON_REPLACED: grpc.StatusCode.ABORTED,
     pb.CLOSE_REASON_TOKEN_REVOKED: grpc.StatusCode.UNAUTHENTICATED,
     pb.CLOSE_REASON_BOT_DISABLED: grpc.StatusCode.PERMISSION_DENIED,
+    pb.CLOSE_REASON_STALLED: grpc.StatusCode.RESOURCE_EXHAUSTED,
 }
 """The status a stream ends with after its in-band Closed message, by reason (OK for the
 others)."""
@@ -51,11 +53,14 @@ class BotService:
     A seat token plays its one seat; a registered bot's token plays the ladder."""
 
     def __init__(self, hub: MatchHub, ladder: Ladder | None = None,
-                 join_timeout_s: float = Limits().header_timeout_s) -> None:
+                 limits: Limits | None = None) -> None:
         self.hub = hub
         self.ladder = ladder
-        self.join_timeout_s = join_timeout_s
+        limits = limits or Limits()
+        self.join_timeout_s = limits.header_timeout_s
         """How soon a Play stream must send its Join (the limits' header timeout)."""
+        self.stall_s = limits.stall_timeout_s
+        """How long one write of a stream may wait for its client to read."""
 
     async def _bot(self, context: grpc.aio.ServicerContext[Any, Any],
                    fresh: bool = False) -> BotRow | None:
@@ -120,6 +125,7 @@ class BotService:
         outbox, route, leave = await self._connect(bot, join, context, "gRPC Play")
         problem: list[str] = []
         reader = asyncio.create_task(self._read(requests, route, outbox, problem))
+        guard = asyncio.create_task(guard_writes(outbox, self.stall_s, leave))
         why = "gRPC Play stream closed"
         try:
             async for item in _drain(outbox, join.accept_batches):
@@ -132,9 +138,10 @@ class BotService:
             why = CANCELLED
             raise
         finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await reader
+            for task in (reader, guard):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
             leave(why)
 
     async def _connect(self, bot: BotRow | None, join: pb.Join | pb.SubscribeRequest,
@@ -197,6 +204,7 @@ class BotService:
         request = await answer_grpc(context, at_once(read_request, pb.SubscribeRequest, raw))
         bot = await self._bot(context, fresh=True)
         outbox, _, leave = await self._connect(bot, request, context, "gRPC Subscribe")
+        guard = asyncio.create_task(guard_writes(outbox, self.stall_s, leave))
         why = "gRPC Subscribe stream closed"
         try:
             async for item in _drain(outbox, request.accept_batches):
@@ -206,6 +214,9 @@ class BotService:
             why = CANCELLED
             raise
         finally:
+            guard.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await guard
             leave(why)
 
     async def submit_answer(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
@@ -245,7 +256,7 @@ class SpectatorService:
                     ) -> AsyncIterator[bytes]:
         """Stream the match's public events from its start, then its end (for a match no
         longer live here, from its stored replay), each a serialized WatchResponse. A
-        spectator that falls ``MAX_UNREAD`` messages behind is ended: RESOURCE_EXHAUSTED."""
+        spectator that falls ``MAX_UNREAD_BYTES`` behind is ended: RESOURCE_EXHAUSTED."""
         message = await answer_grpc(context, at_once(read_request, pb.WatchRequest, raw))
         runner = self.hub.runners.get(message.match_id)
         if runner is None:

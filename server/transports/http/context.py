@@ -16,6 +16,7 @@ from bullring.server.ladder.seating import Ladder
 from bullring.server.match.hub import MatchHub
 from bullring.server.store import Store
 from bullring.server.transports.http.polling import PollSessions
+from bullring.server.transports.limits import Limits
 
 bearer = HTTPBearer(auto_error=False, description="a seat token, a registered bot's token, or "
                                                   "the admin token")
@@ -35,6 +36,8 @@ class ApiContext:
     once; 0: none are made."""
     human_matches: dict[str, float] = field(default_factory=dict)
     """The open matches made for people, with when each was made (monotonic seconds)."""
+    stall_s: float = Limits().stall_timeout_s
+    """How long one write of an event stream to a bot may wait for its client to read."""
 
     @property
     def store(self) -> Store:

@@ -12,6 +12,7 @@ rejections and the rule that the newest connection of a token takes over are the
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Hashable
 from typing import Annotated
 
@@ -44,6 +45,8 @@ from bullring.server.transports.http.errors import error_responses
 from bullring.server.transports.http.models import AnswerIn, PollResult, Verdict
 from bullring.server.transports.http.polling import Connect
 from bullring.server.transports.http.proto_json import to_json
+from bullring.server.transports.http.serving import HANG_UP
+from bullring.server.transports.stalls import guard_writes
 
 router = APIRouter(prefix="/api/play", tags=["play"])
 
@@ -142,20 +145,41 @@ def _peer(request: Request) -> str:
     return "unknown peer" if client is None else f"{client.host}:{client.port}"
 
 
+async def stream_connection(ctx: Context, caller: Caller, request: Request,
+                            ladder: LadderParam = None, matches: MatchesParam = 0,
+                            games: GamesParam = None, practice_only: PracticeOnlyParam = False
+                            ) -> AsyncIterator[tuple[Outbox, Callable[[str], None]]]:
+    """The connection of an event stream, opened after every check and before its response
+    starts (so a refusal is its 4xx JSON error, never a stream that drops), and closed once
+    the response has ended whatever ended it."""
+    _, connect = await _connection(ctx, caller, ladder, matches, games,
+                                   f"HTTP stream from {_peer(request)}", practice_only)
+    outbox, on_close = connect()
+    try:
+        yield outbox, on_close
+    finally:
+        on_close("HTTP stream closed")
+
+
+StreamConnection = Annotated[tuple[Outbox, Callable[[str], None]], Depends(stream_connection)]
+"""An event stream's connection: its outbox, and what ends it (told why)."""
+
+
 @router.get("/stream", response_class=EventSourceResponse,
             responses=error_responses(codes=FRAMEWORK, refusals=CONNECT_REFUSALS))
-async def stream(ctx: Context, caller: Caller, request: Request, ladder: LadderParam = None,
-                 matches: MatchesParam = 0, games: GamesParam = None,
-                 practice_only: PracticeOnlyParam = False) -> AsyncIterator[ServerSentEvent]:
+async def stream(ctx: Context, connection: StreamConnection, request: Request
+                 ) -> AsyncIterator[ServerSentEvent]:
     """Join the seat (or, with ``ladder`` and a registered bot's token, the ladder) and
     stream its messages as Server-Sent Events: the event name is the PlayResponse body
     (match_started, decision, event, match_ended, ladder_queued, closed, ...), the data is
     the PlayResponse as proto JSON, the id numbers them. Closing the stream disconnects the
     seat, like a gRPC stream; a newer connection with the same token ends this one (event
-    ``closed``)."""
-    _, connect = await _connection(ctx, caller, ladder, matches, games,
-                                   f"HTTP stream from {_peer(request)}", practice_only)
-    outbox, on_close = connect()
+    ``closed``), and so does the server when a write waits ``--stall-timeout`` for the
+    client to read (``closed``, CLOSE_REASON_STALLED; if the client still reads nothing, its
+    connection is closed)."""
+    outbox, on_close = connection
+    hang_up = request.scope.get("extensions", {}).get(HANG_UP)
+    guard = asyncio.create_task(guard_writes(outbox, ctx.stall_s, on_close, hang_up))
     try:
         number = 0
         while (raw := await outbox.get()) is not None:
@@ -164,7 +188,7 @@ async def stream(ctx: Context, caller: Caller, request: Request, ladder: LadderP
             yield ServerSentEvent(event=item.WhichOneof("body"), data=to_json(item),
                                   id=str(number))
     finally:
-        on_close("HTTP stream closed")
+        guard.cancel()
 
 
 @router.get("/poll", response_model=PollResult,

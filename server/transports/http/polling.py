@@ -7,7 +7,8 @@ message up to SEQ and waits for newer ones, so a lost response is simply asked f
 Numbers go on across a token's connections, so a poll whose ``after`` comes before the
 newest connection's first message is from a connection that was replaced: it is answered
 with that connection's end. A connection nobody polls for ``lease_s`` is closed, as a closed
-stream would be, and so is one that leaves its outbox's limit of messages unacknowledged.
+stream would be (CLOSE_REASON_LEASE_EXPIRED), and so is one that leaves more than its
+outbox's limit of bytes unacknowledged (CLOSE_REASON_STALLED).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from bullring.server.transports.http.proto_json import to_json
 LEASE_S = 30.0
 """A long-poll connection with no poll for this long is closed (the seat is disconnected)."""
 
-STALLED = ("{} messages were left unacknowledged: this connection ended; poll without "
-           "'after' to join again")
+STALLED = ("the server ended this connection: more than {} bytes of messages were left "
+           "unacknowledged ('after' stayed behind); poll without 'after' to join again")
 """The end of a connection whose polls stopped acknowledging (``after`` left behind): its
-messages are bounded as a stream's outbox is (``server/match/outbox.py``)."""
+messages are bounded in bytes as a stream's outbox is (``server/match/outbox.py``)."""
 
 Connect = Callable[[], tuple[Outbox, Callable[[str], None]]]
 """Opens a connection: its outbox, and what to call (with a reason) once it ends."""
@@ -50,7 +51,10 @@ class PollSession:
         self.lease_s = lease_s
         self.via = via
         """Its transport and peer address, as a connection it replaces is told."""
-        self.log: list[tuple[int, dict[str, Any]]] = []
+        self.log: list[tuple[int, dict[str, Any], int]] = []
+        """The messages not yet acknowledged: seq, proto JSON, size on the wire."""
+        self.log_bytes = 0
+        """Their size, bounded by the outbox's limit."""
         self.next_seq = first_seq
         self.closed = False
         self.closed_at = 0.0
@@ -96,16 +100,17 @@ class PollSession:
         if item is None:
             self._close(self.outbox.why_ended("poll connection closed"))
             return
-        if len(self.log) >= self.outbox.limit:  # the outbox's bound holds for the log too
+        if self.log_bytes + len(item) > self.outbox.limit:  # the outbox's bound holds here too
             self.outbox.close()
-            self._append(pb.PlayResponse(closed=pb.Closed(message=STALLED.format(
-                self.outbox.limit))))
-            self._close(f"stalled: {self.outbox.limit} messages unread")
+            self._append(pb.PlayResponse(closed=pb.Closed(
+                reason=pb.CLOSE_REASON_STALLED, message=STALLED.format(self.outbox.limit))))
+            self._close(f"stalled: {self.outbox.limit} bytes left unacknowledged")
             return
-        self._append(pb.PlayResponse.FromString(item))
+        self._append(pb.PlayResponse.FromString(item), len(item))
 
-    def _append(self, message: pb.PlayResponse) -> None:
-        self.log.append((self.next_seq, to_json(message)))
+    def _append(self, message: pb.PlayResponse, size: int = 0) -> None:
+        self.log.append((self.next_seq, to_json(message), size))
+        self.log_bytes += size
         self.next_seq += 1
         self._wake()
 
@@ -132,8 +137,9 @@ class PollSession:
 
     def pending_after(self, after: int) -> list[dict[str, Any]]:
         """Drop the messages up to ``after`` (acknowledged); return the newer ones."""
-        self.log = [(seq, m) for seq, m in self.log if seq > after]
-        return [{"seq": seq, **m} for seq, m in self.log]
+        self.log = [entry for entry in self.log if entry[0] > after]
+        self.log_bytes = sum(size for _, _, size in self.log)
+        return [{"seq": seq, **m} for seq, m, _ in self.log]
 
     def owns(self, after: int) -> bool:
         """True if a poll with ``after`` continues this connection (not an older one)."""
