@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from bullring.server.errors import InvalidChallengeError, NotAuthenticatedError, NotFoundError
 from bullring.server.ladder.seating import Ladder
 from bullring.server.match.hub import MatchHub
+from bullring.server.quotas import HourlyQuota, MatchCaps, Quotas
 from bullring.server.store import Challenge, UnknownBotNameError
 from bullring.server.store.models import BotRow
 
@@ -29,9 +30,17 @@ MAX_OPPONENTS = 16
 class Challenges:
     """The challenge calls, for the bot whose token each one carries."""
 
-    def __init__(self, hub: MatchHub, ladder: Ladder) -> None:
+    def __init__(self, hub: MatchHub, ladder: Ladder, quotas: Quotas | None = None,
+                 caps: MatchCaps | None = None) -> None:
         self.hub = hub
         self.ladder = ladder
+        self.quotas = Quotas() if quotas is None else quotas
+        """How many challenges a bot may have waiting, and ask for per hour."""
+        self.caps = MatchCaps() if caps is None else caps
+        """The largest table a challenge may ask for (its settings are the ladder's)."""
+        self.hourly = HourlyQuota(self.quotas.challenges_per_hour_per_bot,
+                                  "challenges and practice matches asked for by this bot",
+                                  "--challenges-per-hour")
 
     async def bot(self, token: str) -> BotRow:
         """The registered bot ``token`` belongs to (UNAUTHENTICATED otherwise)."""
@@ -49,7 +58,10 @@ class Challenges:
         if any(not 0 < len(name) <= 72 for name in opponents):
             raise InvalidChallengeError("an opponent is house:KIND or a registered bot's name "
                                         "(1-64 characters)")
-        made = await asyncio.to_thread(self.ladder.challenge, bot, game, list(opponents))
+        self.caps.check(1 + len(opponents), {})
+        self.hourly.take(bot.name)
+        made = await asyncio.to_thread(self.ladder.challenge, bot, game, list(opponents),
+                                       self.quotas.challenges_open_per_bot)
         if made.status == "accepted":
             self.ladder.answered()
         return made

@@ -79,7 +79,8 @@ class Ladder(LadderSessions):
         self._published: dict[str, set[str]] = {}
         self._left_since: dict[str, float] = {}
         """Per game: since when this server leaves a table to the server whose turn it is."""
-        self.tournaments = Tournaments(store, self.settings, hub.instance, self.poke)
+        self.tournaments = Tournaments(store, self.settings, hub.instance, self.poke,
+                                       options.max_tournament_games)
         """The live tournaments this ladder seats between its matches."""
 
     async def start(self) -> None:
@@ -305,13 +306,15 @@ class Ladder(LadderSessions):
 
     # -- practice matches and challenges ---------------------------------------------------
 
-    def challenge(self, bot: BotRow, game: str, opponents: Sequence[str]) -> Challenge:
+    def challenge(self, bot: BotRow, game: str, opponents: Sequence[str],
+                  open_limit: int = 0) -> Challenge:
         """Check a challenge of ``bot`` at ``game`` against ``opponents`` (``house:KIND`` or
-        registered bots, in seat order after it) and store it (a blocking call). It is
-        seated, unrated, once accepted and once its registered bots wait on the ladder."""
+        registered bots, in seat order after it) and store it (a blocking call), unless
+        ``bot`` has ``open_limit`` challenges waiting already. It is seated, unrated, once
+        accepted and once its registered bots wait on the ladder."""
         house = {name: str(w.house) for name, w in self.house.items()}
         return make_challenge(self.store, bot, game, opponents, tuple(self.settings), house,
-                              self.options.challenge_expiry_s)
+                              self.options.challenge_expiry_s, open_limit)
 
     def answered(self) -> None:
         """A challenge was accepted: seat it as soon as its bots wait (this server pokes;

@@ -5,6 +5,7 @@ chip count: those are not in public events (docs/rules.md §4)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated
 
@@ -24,11 +25,17 @@ from bullring.server.transports.http.proto_json import to_json
 router = APIRouter(prefix="/api", tags=["browse"])
 
 
+Encoded = tuple[tuple[str, str], ...]
+"""An ended match's feed as Server-Sent Events: (event name, data as JSON text) of each
+WatchResponse, public events first (numbered from 1 by their place), then its end."""
+
+
 async def watched(ctx: Context, match_id: MatchId
-                  ) -> MatchRunner | list[pb.WatchResponse] | pb.MatchEnded:
+                  ) -> MatchRunner | Encoded | pb.MatchEnded:
     """The live runner of ``match_id``; for a match that ended, its public events from the
-    stored replay and its end (or only its end, without a replay); 404/409 for a match that
-    is unknown, not started, or running on another server."""
+    stored replay and its end, encoded once per match for every reader (or only its end,
+    without a replay); 404/409 for a match that is unknown, not started, or running on
+    another server."""
     runner = ctx.hub.runners.get(match_id)
     if runner is not None:
         return runner
@@ -37,7 +44,7 @@ async def watched(ctx: Context, match_id: MatchId
         raise MatchNotStartedError(f"match {match_id!r} has not started yet")
     if info.totals is None or info.ranks is None:
         raise MatchElsewhereError(f"match {match_id!r} is not running on this server")
-    stored = await ctx.hub.ended(match_id)
+    stored = await ctx.hub.archive.get(("feed", match_id), lambda: _encoded(ctx, match_id))
     if stored is not None:
         return stored
     return pb.MatchEnded(totals=info.totals, ranks=info.ranks,
@@ -45,11 +52,26 @@ async def watched(ctx: Context, match_id: MatchId
                                                           pb.TERMINATION_UNSPECIFIED))
 
 
+async def _encoded(ctx: Context, match_id: str) -> Encoded | None:
+    """The feed of an ended match, encoded (in a worker thread); None without a replay."""
+    watched = await ctx.hub.ended(match_id)
+    if watched is None:
+        return None
+
+    def encode(items: list[bytes]) -> Encoded:
+        out = []
+        for raw in items:
+            item = pb.WatchResponse.FromString(raw)
+            out.append((str(item.WhichOneof("body")), json.dumps(to_json(item))))
+        return tuple(out)
+
+    return await asyncio.to_thread(encode, watched)
+
+
 @router.get("/matches/{match_id}/feed", response_class=EventSourceResponse,
             responses=error_responses(422, refusals=(UnknownMatchError, MatchElsewhereError,
                                                      MatchNotStartedError)))
-async def feed(source: Annotated[MatchRunner | list[pb.WatchResponse] | pb.MatchEnded,
-                                  Depends(watched)],
+async def feed(source: Annotated[MatchRunner | Encoded | pb.MatchEnded, Depends(watched)],
                last_event_id: Annotated[int | None, Header(
                    alias="Last-Event-ID", ge=0, le=2**31,
                    description="resume after this event (sent by a reconnecting EventSource)")
@@ -61,9 +83,13 @@ async def feed(source: Annotated[MatchRunner | list[pb.WatchResponse] | pb.Match
         yield ServerSentEvent(event="match_ended",
                               data=to_json(pb.WatchResponse(match_ended=source)))
         return
-    if isinstance(source, list):
-        for event in _numbered(source, last_event_id or 0):
-            yield event
+    if isinstance(source, tuple):
+        skip = last_event_id or 0
+        for number, (name, data) in enumerate(source, 1):
+            if name == "match_ended":
+                yield ServerSentEvent(event=name, raw_data=data)
+            elif number > skip:
+                yield ServerSentEvent(event=name, raw_data=data, id=str(number))
         return
     outbox = source.feed.watch()
     number = 0
