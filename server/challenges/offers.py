@@ -6,7 +6,8 @@ house bots (``house:greedy``) or registered bots. A practice match names only ho
 and is accepted at once; a registered opponent's owner accepts or declines with that bot's
 token, or sets the bot to accept every challenge. Once accepted, the ladder seats the match
 as soon as every registered bot in it waits on the game's ladder (``Join(ladder=GAME)``),
-before any rated table; it is stored unrated (``rated`` false in MatchStarted, the match
+taking at most half of a named bot's matches while rated tables can seat it
+(``bullring.server.ladder.seating``); it is stored unrated (``rated`` false in MatchStarted, the match
 log and the replay) and never changes a rating. The first decline ends the challenge; its
 status and message say who declined and why.
 """
