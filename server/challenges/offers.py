@@ -7,8 +7,8 @@ and is accepted at once; a registered opponent's owner accepts or declines with 
 token, or sets the bot to accept every challenge. Once accepted, the ladder seats the match
 as soon as every registered bot in it waits on the game's ladder (``Join(ladder=GAME)``),
 taking at most half of a named bot's matches while rated tables can seat it
-(``bullring.server.ladder.seating``); it is stored unrated (``rated`` false in MatchStarted, the match
-log and the replay) and never changes a rating. The first decline ends the challenge; its
+(``bullring.server.ladder.seating``); it is stored unrated (``rated`` false in MatchStarted,
+the match log and the replay) and never changes a rating. The first decline ends the challenge; its
 status and message say who declined and why.
 """
 
@@ -59,10 +59,9 @@ class Challenges:
         if any(not 0 < len(name) <= 72 for name in opponents):
             raise InvalidChallengeError("an opponent is house:KIND or a registered bot's name "
                                         "(1-64 characters)")
-        self.caps.check(1 + len(opponents), {})
         self.hourly.take(bot.name)
         made = await asyncio.to_thread(self.ladder.challenge, bot, game, list(opponents),
-                                       self.quotas.challenges_open_per_bot)
+                                       self.quotas.challenges_open_per_bot, self.caps)
         if made.status == "accepted":
             self.ladder.answered()
         return made

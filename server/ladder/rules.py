@@ -17,6 +17,7 @@ from bullring.server.errors import (
     InvalidChallengeError,
     NoSuchLadderError,
 )
+from bullring.server.quotas import MatchCaps
 from bullring.server.store import (
     DEFAULT_CHALLENGE_EXPIRY_S,
     HOUSE_PREFIX,
@@ -90,11 +91,11 @@ def house_names(kinds: Sequence[str]) -> list[tuple[str, str]]:
 def make_challenge(store: Store, bot: BotRow, game: str, opponents: Sequence[str],
                    games: Sequence[str], house: Mapping[str, str],
                    expiry_s: float = DEFAULT_CHALLENGE_EXPIRY_S,
-                   open_limit: int = 0) -> Challenge:
+                   open_limit: int = 0, caps: MatchCaps | None = None) -> Challenge:
     """Check and store a challenge of ``bot`` at ``game`` (one of ``games``, the ladders
     run) against ``opponents``; ``house`` maps house bots' registered names to their kinds.
     Unanswered for ``expiry_s`` seconds, it expires. ``open_limit``: the most challenges
-    ``bot`` may have waiting (0: no limit)."""
+    ``bot`` may have waiting (0: no limit); ``caps``: the largest table it may ask for."""
     if bot.house is not None:
         raise HouseBotError(f"{bot.name!r} is a house bot")
     if not bot.enabled:
@@ -111,6 +112,8 @@ def make_challenge(store: Store, bot: BotRow, game: str, opponents: Sequence[str
         raise InvalidChallengeError(f"{spec.id} seats {spec.min_seats}-{spec.max_seats}: name "
                                     f"{spec.min_seats - 1}-{spec.max_seats - 1} opponents, "
                                     f"not {len(opponents)}")
+    if caps is not None:
+        caps.check(seats, {})
     named = []
     for name in opponents:
         if name in house:

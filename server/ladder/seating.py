@@ -38,6 +38,7 @@ from bullring.server.ladder.sessions import NEVER, LadderSession, LadderSessions
 from bullring.server.match.hub import MatchHub
 from bullring.server.match.runner import MatchRunner
 from bullring.server.match.setup import fresh_seed
+from bullring.server.quotas import MatchCaps
 from bullring.server.store import FREED_CHANNEL, HOUSE_PREFIX, Challenge, MatchConfig, Store
 from bullring.server.store.instances import InstanceGuard
 from bullring.server.store.models import BotRow
@@ -323,14 +324,14 @@ class Ladder(LadderSessions):
     # -- practice matches and challenges ---------------------------------------------------
 
     def challenge(self, bot: BotRow, game: str, opponents: Sequence[str],
-                  open_limit: int = 0) -> Challenge:
+                  open_limit: int = 0, caps: MatchCaps | None = None) -> Challenge:
         """Check a challenge of ``bot`` at ``game`` against ``opponents`` (``house:KIND`` or
-        registered bots, in seat order after it) and store it (a blocking call), unless
-        ``bot`` has ``open_limit`` challenges waiting already. It is seated, unrated, once
-        accepted and once its registered bots wait on the ladder."""
+        registered bots, in seat order after it; a table within ``caps``) and store it (a
+        blocking call), unless ``bot`` has ``open_limit`` challenges waiting already. It is
+        seated, unrated, once accepted and once its registered bots wait on the ladder."""
         house = {name: str(w.house) for name, w in self.house.items()}
         return make_challenge(self.store, bot, game, opponents, tuple(self.settings), house,
-                              self.options.challenge_expiry_s, open_limit)
+                              self.options.challenge_expiry_s, open_limit, caps)
 
     def answered(self) -> None:
         """A challenge was accepted: seat it as soon as its bots wait (this server pokes;
