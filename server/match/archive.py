@@ -27,8 +27,11 @@ ITEM_OVERHEAD = 64
 
 
 def size_of(value: object) -> int:
-    """The bytes ``value`` (an encoded answer: bytes, text, or a list or tuple of them)
-    holds, roughly."""
+    """The bytes ``value`` (an encoded answer: bytes, text, a list or tuple of them, or a
+    value that says its own ``size_bytes()``) holds, roughly."""
+    sized = getattr(value, "size_bytes", None)
+    if callable(sized):
+        return int(sized()) + ITEM_OVERHEAD
     if isinstance(value, bytes | str):
         return len(value) + ITEM_OVERHEAD
     if isinstance(value, list | tuple):
@@ -49,6 +52,15 @@ class Archive:
         """How many answers were built (each logged at DEBUG)."""
         self._kept: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._building: dict[Hashable, asyncio.Task[Any]] = {}
+
+    def peek(self, key: Hashable) -> object | None:
+        """The answer kept under ``key`` (now the most recently read), or None."""
+        kept = self._kept.get(key)
+        if kept is None:
+            return None
+        self._kept.move_to_end(key)
+        found: object = kept[0]
+        return found
 
     async def get(self, key: Hashable, build: Callable[[], Awaitable[T | None]]) -> T | None:
         """The answer kept under ``key``, or the one being built for it, or a new one from

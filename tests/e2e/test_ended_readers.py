@@ -34,7 +34,7 @@ def test_forty_readers_of_the_largest_anonymous_match_share_one_encoding(
     answer is whole and the same, the server's memory grows by less than 15 MB (the
     encoded answers are shared, not built per reader: 27-37 MB when each reader re-played
     the match and re-encoded its replay), and a request made meanwhile is answered within
-    10 s (the finding's stall) on this shared machine."""
+    3 s (3.1 and 5.4 s then) on this shared machine."""
     server = ServerProcess(db_url(tmp_path), []).start()
     assert server.proc is not None
     try:
@@ -86,6 +86,6 @@ def test_forty_readers_of_the_largest_anonymous_match_share_one_encoding(
         print(f"{READERS} readers each of feed and replay: +{grown_mb:.1f} MB, another "
               f"request {waited:.2f} s")
         assert grown_mb < 15, f"the server grew by {grown_mb:.1f} MB for {READERS} readers"
-        assert waited < 10, f"another request waited {waited:.2f} s"
+        assert waited < 3, f"another request waited {waited:.2f} s"
     finally:
         server.stop()
