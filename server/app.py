@@ -29,8 +29,10 @@ from bullring.contract import wire
 from bullring.server.challenges.offers import Challenges
 from bullring.server.errors import DatabaseUnavailableError
 from bullring.server.ladder.seating import Ladder, LadderOptions
+from bullring.server.match.archive import DEFAULT_CACHE_BYTES
 from bullring.server.match.hub import MatchHub
-from bullring.server.store import Store
+from bullring.server.quotas import MatchCaps, Quotas
+from bullring.server.store import DEFAULT_CHALLENGE_RETENTION_S, Store
 from bullring.server.store.base import DEFAULT_DB
 from bullring.server.store.instances import InstanceGuard
 from bullring.server.store.retry import DEFAULT_BUDGET_S
@@ -68,6 +70,14 @@ class ServerOptions:
     """Matches for people the web page's button may have open at once (0: no button)."""
     admin_token_file: Path | None = None
     """Where the first start writes the admin token (None: ``admin_token_path(db)``)."""
+    caps: MatchCaps = field(default_factory=MatchCaps)
+    """The caps on the settings of a match made without the admin token."""
+    quotas: Quotas = field(default_factory=Quotas)
+    """What one address or bot may ask for, open at once and per hour."""
+    challenge_retention_s: float = DEFAULT_CHALLENGE_RETENTION_S
+    """How long a challenge that is over is kept before the housekeeping deletes it."""
+    replay_cache_bytes: int = DEFAULT_CACHE_BYTES
+    """Memory for the encoded feeds and replays of ended matches, shared by their readers."""
 
 
 class RefereeServer:
@@ -77,7 +87,8 @@ class RefereeServer:
         self.options = options
         self.store = Store(options.db, options.db_retry_s)
         self.guard = InstanceGuard(self.store.engine)
-        self.hub = MatchHub(self.store, options.start_timeout_s, self.guard.id)
+        self.hub = MatchHub(self.store, options.start_timeout_s, self.guard.id,
+                            cache_bytes=options.replay_cache_bytes)
         self.ladder = Ladder(self.store, self.hub, options.ladder, self.guard)
         self.aborted_at_start: list[str] = []
         """Matches left running by a server that died, aborted when this one started."""
@@ -87,13 +98,14 @@ class RefereeServer:
         self.server = grpc.aio.server(interceptors=interceptors,
                                       options=[*wire.channel_options(),
                                                *options.limits.grpc_options()])
+        self.challenges = Challenges(self.hub, self.ladder, options.quotas, options.caps)
+        """Practice matches and challenges, with each bot's quotas, for gRPC and HTTP."""
         self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder,
                                                          options.limits).handler(),
                                               SpectatorService(self.hub).handler(),
                                               AdminService(self.store, self.ladder).handler(),
                                               LadderService(self.store).handler(),
-                                              ChallengeService(Challenges(
-                                                  self.hub, self.ladder)).handler()))
+                                              ChallengeService(self.challenges).handler()))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = (wire.BOT_SERVICE, wire.SPECTATOR_SERVICE, wire.ADMIN_SERVICE, wire.LADDER_SERVICE,
                  wire.CHALLENGE_SERVICE,
@@ -105,7 +117,9 @@ class RefereeServer:
         self.http: HttpServer | None = None
         if options.http_port is not None:
             context = ApiContext(self.hub, self.ladder, human_limit=options.human_matches,
-                                 stall_s=options.limits.stall_timeout_s)
+                                 stall_s=options.limits.stall_timeout_s,
+                                 caps=options.caps, quotas=options.quotas,
+                                 challenges=self.challenges)
             self.http = HttpServer(build_app(context), options.host, options.http_port,
                                    options.grace_s, options.limits, token_gate(context))
 
@@ -135,7 +149,9 @@ class RefereeServer:
         for name in ("", wire.BOT_SERVICE, wire.SPECTATOR_SERVICE):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         await self.ladder.start()
-        self._trimmer = asyncio.create_task(trim_memory_forever(), name="malloc-trim")
+        self._trimmer = asyncio.create_task(
+            housekeeping_forever(self.store, self.options.challenge_retention_s),
+            name="housekeeping")
         return self.port
 
     async def stop(self) -> None:
@@ -247,7 +263,9 @@ an arena of its own (up to 8 per core): grpc's threads and the database worker t
 keep freed memory in theirs, and the server's resident size creeps up for hours."""
 
 TRIM_EVERY_S = 30.0
-"""How often freed native memory is handed back to the system (``malloc_trim``)."""
+"""How often freed native memory is handed back to the system (``malloc_trim``) and the
+challenges over for longer than their retention are deleted (more often with a retention
+shorter than this)."""
 
 
 def _libc() -> ctypes.CDLL | None:
@@ -266,16 +284,26 @@ def tune_malloc() -> None:
         libc.mallopt(-8, MALLOC_ARENAS)  # M_ARENA_MAX
 
 
-async def trim_memory_forever(every_s: float = TRIM_EVERY_S) -> None:
-    """Hand freed native memory back to the system now and then (glibc keeps the free
-    pages of its heaps otherwise: the 3,000 streams a client opened and closed stay
-    resident after they are gone)."""
+async def housekeeping_forever(store: Store, challenge_retention_s: float,
+                               every_s: float = TRIM_EVERY_S) -> None:
+    """The server's chores, every ``every_s`` (or every ``challenge_retention_s``, if
+    shorter): delete the challenges over for longer than their retention, and hand freed
+    native memory back to the system (glibc keeps the free pages of its heaps otherwise:
+    the 3,000 streams a client opened and closed stay resident after they are gone)."""
     libc = _libc()
-    if libc is None:
-        return
+    every_s = max(0.5, min(every_s, challenge_retention_s))
     while True:
         await asyncio.sleep(every_s)
-        await asyncio.to_thread(libc.malloc_trim, 0)
+        try:
+            purged = await asyncio.to_thread(store.purge_challenges, challenge_retention_s)
+        except DatabaseUnavailableError as exc:
+            log.warning("deleting old challenges: %s; trying again in %s s", exc, every_s)
+        else:
+            if purged:
+                log.info("deleted %d challenges over for more than %g s", purged,
+                         challenge_retention_s)
+        if libc is not None:
+            await asyncio.to_thread(libc.malloc_trim, 0)
 
 
 def _url_host(host: str) -> str:

@@ -68,8 +68,35 @@ class HumanMatchesOffError(ForbiddenError):
     """This server makes no matches for people."""
 
 
-class TooManyMatchesError(ServiceError):
+class QuotaError(ServiceError):
+    """A request over a limit on how much a client may ask for; ``retry_after_s`` says when
+    to try again (HTTP's Retry-After; the message says it too). Each kind has its row."""
+
+    def __init__(self, message: str = "", retry_after_s: int = 30) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class TooManyMatchesError(QuotaError):
     """As many matches for people are open as the server allows."""
+
+
+class OpenQuotaError(QuotaError):
+    """The address or bot already has as many matches or challenges open as it may."""
+
+
+class HourlyQuotaError(QuotaError):
+    """The address or bot asked for as many matches or challenges in the last hour as it
+    may."""
+
+
+class SettingOverCapError(ServiceError):
+    """A match made without the admin token asks for a setting (or a table) above the
+    server's cap (``bullring.server.quotas.MatchCaps``)."""
+
+
+class TournamentTooLargeError(ServiceError):
+    """A tournament whose schedule would hold more games than the server schedules."""
 
 
 class InvalidRequestError(ServiceError):
@@ -212,7 +239,24 @@ ERRORS: dict[type[Exception], Status] = {
     HumanMatchesOffError: Status(grpc.StatusCode.PERMISSION_DENIED, 403, "human_matches_off",
                                  "this server makes no matches for people"),
     TooManyMatchesError: Status(grpc.StatusCode.RESOURCE_EXHAUSTED, 429, "too_many_matches",
-                                "as many matches for people are open as the server allows"),
+                                "as many matches for people are open as the server allows "
+                                "(--human-matches)"),
+    OpenQuotaError: Status(grpc.StatusCode.RESOURCE_EXHAUSTED, 429, "open_quota",
+                           "an address has as many matches for people open at once as it "
+                           "may (--human-open-per-address), or a bot as many challenges "
+                           "waiting (--challenges-open)"),
+    HourlyQuotaError: Status(grpc.StatusCode.RESOURCE_EXHAUSTED, 429, "hourly_quota",
+                             "an address asked for as many matches for people in the last "
+                             "hour as it may (--human-per-hour), or a bot for as many "
+                             "challenges (--challenges-per-hour)"),
+    SettingOverCapError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "setting_over_cap",
+                                "a match made without the admin token asks for a setting or "
+                                "a table above the server's cap (--match-cap NAME=MAX; the "
+                                "message names the setting and its cap)"),
+    TournamentTooLargeError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400,
+                                    "tournament_too_large",
+                                    "a tournament whose schedule holds more games than the "
+                                    "server schedules (--max-tournament-games)"),
     InvalidRequestError: Status(
         grpc.StatusCode.INVALID_ARGUMENT, 422, "invalid_request",
         "a message that is not valid protobuf (JSON), the first message of Play is not a "

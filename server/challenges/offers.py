@@ -6,8 +6,9 @@ house bots (``house:greedy``) or registered bots. A practice match names only ho
 and is accepted at once; a registered opponent's owner accepts or declines with that bot's
 token, or sets the bot to accept every challenge. Once accepted, the ladder seats the match
 as soon as every registered bot in it waits on the game's ladder (``Join(ladder=GAME)``),
-before any rated table; it is stored unrated (``rated`` false in MatchStarted, the match
-log and the replay) and never changes a rating. The first decline ends the challenge; its
+taking at most half of a named bot's matches while rated tables can seat it
+(``bullring.server.ladder.seating``); it is stored unrated (``rated`` false in MatchStarted,
+the match log and the replay) and never changes a rating. The first decline ends the challenge; its
 status and message say who declined and why.
 """
 
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from bullring.server.errors import InvalidChallengeError, NotAuthenticatedError, NotFoundError
 from bullring.server.ladder.seating import Ladder
 from bullring.server.match.hub import MatchHub
+from bullring.server.quotas import HourlyQuota, MatchCaps, Quotas
 from bullring.server.store import Challenge, UnknownBotNameError
 from bullring.server.store.models import BotRow
 
@@ -29,9 +31,17 @@ MAX_OPPONENTS = 16
 class Challenges:
     """The challenge calls, for the bot whose token each one carries."""
 
-    def __init__(self, hub: MatchHub, ladder: Ladder) -> None:
+    def __init__(self, hub: MatchHub, ladder: Ladder, quotas: Quotas | None = None,
+                 caps: MatchCaps | None = None) -> None:
         self.hub = hub
         self.ladder = ladder
+        self.quotas = Quotas() if quotas is None else quotas
+        """How many challenges a bot may have waiting, and ask for per hour."""
+        self.caps = MatchCaps() if caps is None else caps
+        """The largest table a challenge may ask for (its settings are the ladder's)."""
+        self.hourly = HourlyQuota(self.quotas.challenges_per_hour_per_bot,
+                                  "challenges and practice matches asked for by this bot",
+                                  "--challenges-per-hour")
 
     async def bot(self, token: str) -> BotRow:
         """The registered bot ``token`` belongs to (UNAUTHENTICATED otherwise)."""
@@ -49,7 +59,9 @@ class Challenges:
         if any(not 0 < len(name) <= 72 for name in opponents):
             raise InvalidChallengeError("an opponent is house:KIND or a registered bot's name "
                                         "(1-64 characters)")
-        made = await asyncio.to_thread(self.ladder.challenge, bot, game, list(opponents))
+        self.hourly.take(bot.name)
+        made = await asyncio.to_thread(self.ladder.challenge, bot, game, list(opponents),
+                                       self.quotas.challenges_open_per_bot, self.caps)
         if made.status == "accepted":
             self.ladder.answered()
         return made

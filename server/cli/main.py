@@ -51,6 +51,7 @@ def _replay_verify(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from bullring.server import app
     from bullring.server.ladder import seating as ladder
+    from bullring.server.quotas import MatchCaps, Quotas
     from bullring.server.transports.limits import Limits
 
     sizes = {game: ladder.TableSize(low, high) for game, low, high in args.table_size}
@@ -59,7 +60,10 @@ def _serve(args: argparse.Namespace) -> int:
         settings.setdefault(game, {})[key] = value
     ladder_options = ladder.LadderOptions(args.ladder, sizes, settings, args.house_bots,
                                           args.house_rest,
-                                          challenge_expiry_s=args.challenge_expiry)
+                                          challenge_expiry_s=args.challenge_expiry,
+                                          max_tournament_games=args.max_tournament_games)
+    quotas = Quotas(args.human_open_per_address, args.human_per_hour, args.challenges_open,
+                    args.challenges_per_hour)
     server_options = app.ServerOptions(args.host, args.port, options.db_url(args),
                                        args.start_timeout, ladder=ladder_options,
                                        db_retry_s=args.db_retry,
@@ -76,7 +80,10 @@ def _serve(args: argparse.Namespace) -> int:
                                            max_calls_per_address=args.max_calls_per_address,
                                            stall_timeout_s=args.stall_timeout),
                                        human_matches=args.human_matches,
-                                       admin_token_file=args.admin_token_file)
+                                       admin_token_file=args.admin_token_file,
+                                       caps=MatchCaps(**dict(args.match_cap)), quotas=quotas,
+                                       challenge_retention_s=args.challenge_retention,
+                                       replay_cache_bytes=args.replay_cache_mb << 20)
     return app.main(server_options)
 
 
@@ -162,6 +169,40 @@ def _add_serve(commands: cli.Commands) -> None:
                         metavar="SECONDS",
                         help="a stream to a bot whose write waits this long for the client "
                              "to read is ended as stalled (default: 10)")
+    quotas = serve.add_argument_group(
+        "caps and quotas", "how much a client without the admin token may ask for: each "
+        "match's settings, and matches or challenges per address or bot (0: no quota)")
+    quotas.add_argument("--match-cap", action="append", default=[], type=options.MatchCapArg(),
+                        metavar="NAME=MAX",
+                        help="the most a match made without the admin token (a person's "
+                             "match, a challenge, a practice match) may ask for: seats=10, "
+                             "rounds=10, end_threshold=100, chips=20, deadline_ms=60000, "
+                             "max_timeouts=5, time_bank_ms=60000 unless given")
+    quotas.add_argument("--human-open-per-address", type=cli.non_negative(), default=2,
+                        metavar="N",
+                        help="matches for people one address may have open at once "
+                             "(default: 2)")
+    quotas.add_argument("--human-per-hour", type=cli.non_negative(), default=20, metavar="N",
+                        help="matches for people one address may ask for in any hour "
+                             "(default: 20)")
+    quotas.add_argument("--challenges-open", type=cli.non_negative(), default=10, metavar="N",
+                        help="challenges and practice matches one bot may have waiting to "
+                             "be answered or seated (default: 10)")
+    quotas.add_argument("--challenges-per-hour", type=cli.non_negative(), default=120,
+                        metavar="N",
+                        help="challenges and practice matches one bot may ask for in any "
+                             "hour (default: 120)")
+    quotas.add_argument("--challenge-retention", type=cli.Seconds(0, strict=True),
+                        default=86_400.0, metavar="SECONDS",
+                        help="a challenge over (played, declined, withdrawn or expired) is "
+                             "deleted after this (default: 86400)")
+    quotas.add_argument("--max-tournament-games", type=cli.positive(), default=2000,
+                        metavar="N",
+                        help="the most games one live tournament may schedule (default: "
+                             "2000)")
+    quotas.add_argument("--replay-cache-mb", type=cli.non_negative(), default=64, metavar="MB",
+                        help="memory for the encoded feeds and replays of ended matches, "
+                             "each built once and shared by its readers (default: 64)")
     cli.command(serve, _serve)
 
 

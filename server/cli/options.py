@@ -107,3 +107,22 @@ def database_problem(exc: BaseException) -> str:
     text = str(inner).strip().splitlines()
     first = text[0] if text else type(inner).__name__
     return f"the database failed: {first}"
+
+
+class MatchCapArg(cli.ArgType):
+    """``NAME=MAX``: the cap on one setting of a match made without the admin token
+    (``bullring.server.quotas.MatchCaps``: seats, rounds, end_threshold, chips,
+    deadline_ms, max_timeouts, time_bank_ms)."""
+
+    good = "rounds=20"
+    bad = ("rounds", "rounds=0", "rounds=x", "colour=3")
+
+    def __call__(self, text: str) -> tuple[str, int]:
+        from bullring.server.quotas import MatchCaps
+
+        name, sep, value = text.partition("=")
+        if not sep:
+            self.fail(f"must be NAME=MAX, not {text!r}")
+        if name not in MatchCaps.names():
+            self.fail(f"no cap on {name!r}; caps: {', '.join(MatchCaps.names())}")
+        return name, cli.positive()(value)

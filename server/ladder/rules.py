@@ -17,6 +17,7 @@ from bullring.server.errors import (
     InvalidChallengeError,
     NoSuchLadderError,
 )
+from bullring.server.quotas import MatchCaps
 from bullring.server.store import (
     DEFAULT_CHALLENGE_EXPIRY_S,
     HOUSE_PREFIX,
@@ -24,6 +25,7 @@ from bullring.server.store import (
     Store,
 )
 from bullring.server.store.models import BotRow
+from bullring.server.tournaments.live import DEFAULT_MAX_SCHEDULED
 
 log = logging.getLogger("bullring.ladder")
 
@@ -69,6 +71,8 @@ class LadderOptions:
     """How often (PostgreSQL) the server looks for dead servers' matches to abort."""
     challenge_expiry_s: float = DEFAULT_CHALLENGE_EXPIRY_S
     """How long a challenge waits for its opponents' answers before it expires."""
+    max_tournament_games: int = DEFAULT_MAX_SCHEDULED
+    """The most games one live tournament's schedule may hold."""
 
 
 def house_names(kinds: Sequence[str]) -> list[tuple[str, str]]:
@@ -86,10 +90,12 @@ def house_names(kinds: Sequence[str]) -> list[tuple[str, str]]:
 
 def make_challenge(store: Store, bot: BotRow, game: str, opponents: Sequence[str],
                    games: Sequence[str], house: Mapping[str, str],
-                   expiry_s: float = DEFAULT_CHALLENGE_EXPIRY_S) -> Challenge:
+                   expiry_s: float = DEFAULT_CHALLENGE_EXPIRY_S,
+                   open_limit: int = 0, caps: MatchCaps | None = None) -> Challenge:
     """Check and store a challenge of ``bot`` at ``game`` (one of ``games``, the ladders
     run) against ``opponents``; ``house`` maps house bots' registered names to their kinds.
-    Unanswered for ``expiry_s`` seconds, it expires."""
+    Unanswered for ``expiry_s`` seconds, it expires. ``open_limit``: the most challenges
+    ``bot`` may have waiting (0: no limit); ``caps``: the largest table it may ask for."""
     if bot.house is not None:
         raise HouseBotError(f"{bot.name!r} is a house bot")
     if not bot.enabled:
@@ -106,6 +112,8 @@ def make_challenge(store: Store, bot: BotRow, game: str, opponents: Sequence[str
         raise InvalidChallengeError(f"{spec.id} seats {spec.min_seats}-{spec.max_seats}: name "
                                     f"{spec.min_seats - 1}-{spec.max_seats - 1} opponents, "
                                     f"not {len(opponents)}")
+    if caps is not None:
+        caps.check(seats, {})
     named = []
     for name in opponents:
         if name in house:
@@ -118,7 +126,7 @@ def make_challenge(store: Store, bot: BotRow, game: str, opponents: Sequence[str
             if spec.id not in HOUSE_BOTS[kind].games:
                 raise InvalidChallengeError(f"house bot {kind!r} does not play {spec.id}")
         named.append(name)
-    challenge = store.create_challenge(spec.id, bot.name, named, expiry_s)
+    challenge = store.create_challenge(spec.id, bot.name, named, expiry_s, open_limit)
     log.info("challenge %s (%s): %s against %s, %s", challenge.id, spec.id, bot.name,
              ", ".join(named), challenge.status)
     return challenge

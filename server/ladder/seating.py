@@ -38,6 +38,7 @@ from bullring.server.ladder.sessions import NEVER, LadderSession, LadderSessions
 from bullring.server.match.hub import MatchHub
 from bullring.server.match.runner import MatchRunner
 from bullring.server.match.setup import fresh_seed
+from bullring.server.quotas import MatchCaps
 from bullring.server.store import FREED_CHANNEL, HOUSE_PREFIX, Challenge, MatchConfig, Store
 from bullring.server.store.instances import InstanceGuard
 from bullring.server.store.models import BotRow
@@ -79,7 +80,14 @@ class Ladder(LadderSessions):
         self._published: dict[str, set[str]] = {}
         self._left_since: dict[str, float] = {}
         """Per game: since when this server leaves a table to the server whose turn it is."""
-        self.tournaments = Tournaments(store, self.settings, hub.instance, self.poke)
+        self._owed: set[str] = set()
+        """Bots whose last match here was a challenge they were named in: their next match
+        is a rated one if a rated table can seat them (``_seat_challenges``)."""
+        self._challenged: dict[tuple[str, str], int] = {}
+        """(named bot, challenger): the challenge matches seated here between them; the
+        challenger who played a named bot least goes first."""
+        self.tournaments = Tournaments(store, self.settings, hub.instance, self.poke,
+                                       options.max_tournament_games)
         """The live tournaments this ladder seats between its matches."""
 
     async def start(self) -> None:
@@ -223,9 +231,18 @@ class Ladder(LadderSessions):
             self._published[game] = present
 
     async def _form(self, game: str) -> None:
+        """Seat what waits on ``game``'s ladder: live tournaments' games first, then the
+        accepted challenges whose named bots owe no rated match, then rated tables, then
+        the challenges left waiting for a bot no rated table took."""
         await self._publish(game)
         await self._seat_tournaments(game)
-        await self._seat_challenges(game)
+        deferred = await self._seat_challenges(game, defer_owed=True)
+        await self._form_rated(game)
+        if deferred and not self._stopping:
+            await self._seat_challenges(game, defer_owed=False)
+
+    async def _form_rated(self, game: str) -> None:
+        """Seat as many rated tables of ``game`` as its waiting bots fill."""
         size = self.sizes[game]
         waiting = self._waiting(game)
         if len(waiting) < size.minimum:
@@ -280,6 +297,7 @@ class Ladder(LadderSessions):
         for name in names:
             self._last[name] = now
             self._seatings[name] = self._seatings.get(name, 0) + 1
+            self._owed.discard(name)
             if name in self.house:
                 self.house[name].last_seated = now
         self._start(MatchConfig(match_id, game, dict(settings), seed, tuple(names),
@@ -305,13 +323,15 @@ class Ladder(LadderSessions):
 
     # -- practice matches and challenges ---------------------------------------------------
 
-    def challenge(self, bot: BotRow, game: str, opponents: Sequence[str]) -> Challenge:
+    def challenge(self, bot: BotRow, game: str, opponents: Sequence[str],
+                  open_limit: int = 0, caps: MatchCaps | None = None) -> Challenge:
         """Check a challenge of ``bot`` at ``game`` against ``opponents`` (``house:KIND`` or
-        registered bots, in seat order after it) and store it (a blocking call). It is
+        registered bots, in seat order after it; a table within ``caps``) and store it (a
+        blocking call), unless ``bot`` has ``open_limit`` challenges waiting already. It is
         seated, unrated, once accepted and once its registered bots wait on the ladder."""
         house = {name: str(w.house) for name, w in self.house.items()}
         return make_challenge(self.store, bot, game, opponents, tuple(self.settings), house,
-                              self.options.challenge_expiry_s)
+                              self.options.challenge_expiry_s, open_limit, caps)
 
     def answered(self) -> None:
         """A challenge was accepted: seat it as soon as its bots wait (this server pokes;
@@ -319,16 +339,34 @@ class Ladder(LadderSessions):
         if self.store.sqlite:
             self.poke()
 
-    async def _seat_challenges(self, game: str) -> None:
-        """Seat the accepted challenges of ``game`` whose registered bots all wait here."""
+    async def _seat_challenges(self, game: str, defer_owed: bool) -> bool:
+        """Seat the accepted challenges of ``game`` whose registered bots all wait here;
+        True if one was left for now because a bot it names owes a rated match
+        (``defer_owed``).
+
+        The share of challenges (the rule): a bot named in a challenge (not its challenger)
+        that played a challenge as its last match here owes a rated match, and is seated in
+        no other challenge while a rated table can take it, so challenges take at most half
+        of the matches of a bot that also waits for rated play, however many accepted
+        challenges name it. Among the ready challenges, those whose challenger played the
+        named bots least go first (then the oldest), so one challenger's many challenges
+        cannot keep another's waiting."""
         waiting = {s.bot for s in self.sessions.values()
                    if s.game == game and s.open and s.bot not in self.seated}
         if not waiting:
-            return
-        for challenge in await asyncio.to_thread(self.store.ready_challenges, game):
+            return False
+        ready = await asyncio.to_thread(self.store.ready_challenges, game)
+        ready.sort(key=lambda c: max((self._challenged.get((b, c.challenger), 0)
+                                      for b in c.bots[1:]), default=0))
+        deferred = False
+        for challenge in ready:
             if self._stopping:
-                return
+                return deferred
             if not all(b in waiting and b not in self.seated for b in challenge.bots):
+                continue
+            named = challenge.bots[1:]
+            if defer_owed and any(b in self._owed for b in named):
+                deferred = True
                 continue
             seed = fresh_seed()
             settings = self.settings[game]
@@ -342,8 +380,13 @@ class Ladder(LadderSessions):
                      if spec.startswith(HOUSE_PREFIX)}
             self._start(MatchConfig(match_id, game, dict(settings), seed, tuple(names), house,
                                     "running", rated=False), challenge.bots)
+            for name in named:
+                self._owed.add(name)
+                pair = (name, challenge.challenger)
+                self._challenged[pair] = self._challenged.get(pair, 0) + 1
             log.info("practice match %s (%s) of challenge %s: %s", match_id, game,
                      challenge.id, ", ".join(names))
+        return deferred
 
     async def _seat_tournaments(self, game: str) -> None:
         """Seat the next game of each live tournament of ``game`` whose bots wait here."""

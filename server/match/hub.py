@@ -14,6 +14,7 @@ from bullring.referee.core import RefereeError
 from bullring.referee.registry import get_game
 from bullring.referee.replay import ReplayError, public_events
 from bullring.server.errors import DatabaseUnavailableError, GameMismatchError, MatchOverError
+from bullring.server.match.archive import DEFAULT_CACHE_BYTES, Archive
 from bullring.server.match.runner import MatchRunner
 from bullring.server.store import MatchConfig, Store, UnknownMatchError
 from bullring.server.store.models import BotRow
@@ -53,8 +54,11 @@ class MatchHub:
     """Starts a runner for a stored match when its first bot joins, and stores its end."""
 
     def __init__(self, store: Store, start_timeout_s: float = 60.0,
-                 instance: str = "local", linger_s: float = FINISHED_LINGER_S) -> None:
+                 instance: str = "local", linger_s: float = FINISHED_LINGER_S,
+                 cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         self.store = store
+        self.archive = Archive(cache_bytes)
+        """The encoded feeds and replays of ended matches, built once and shared."""
         self.linger_s = linger_s
         """How long a finished seat-token match's runner is kept (FINISHED_LINGER_S)."""
         self.start_timeout_s = start_timeout_s
@@ -189,21 +193,40 @@ class MatchHub:
                       if seat is not None and seat[0] == match_id]:
             del self._tokens[token]
 
-    async def ended(self, match_id: str) -> list[pb.WatchResponse] | None:
+    async def ended(self, match_id: str) -> list[bytes] | None:
         """What a spectator of a match that ended (and is no longer live here) is sent: its
-        public events from the stored replay, then its end; None if no replay is stored."""
+        public events from the stored replay, then its end, each a serialized WatchResponse;
+        None if no replay is stored. Built once per match and shared by every reader
+        (``archive``)."""
         if not 0 < len(match_id) <= 64 or "\x00" in match_id:
             return None  # no such id is stored (and PostgreSQL refuses NUL in a string)
+        return await self.archive.get(("watch", match_id),
+                                      lambda: asyncio.to_thread(self._watched, match_id))
+
+    def _watched(self, match_id: str) -> list[bytes] | None:
+        """The serialized WatchResponses of an ended match, re-played from its replay (a
+        blocking call)."""
         try:
-            replay = await asyncio.to_thread(self.store.replay, match_id)
+            replay = self.store.replay(match_id)
             events = public_events(replay)
         except (UnknownMatchError, ReplayError):
             return None
-        messages = [pb.WatchResponse(event=wire.event_to_proto(e)) for e in events]
+        messages = [pb.WatchResponse(event=wire.event_to_proto(e)).SerializeToString()
+                    for e in events]
         messages.append(pb.WatchResponse(match_ended=pb.MatchEnded(
             totals=replay["totals"], ranks=replay["ranks"],
-            termination=wire.TERMINATION[replay["termination"]])))
+            termination=wire.TERMINATION[replay["termination"]])).SerializeToString())
         return messages
+
+    async def replay_json(self, match_id: str) -> bytes:
+        """The stored replay of an ended match as its JSON text in UTF-8, read once per
+        match and shared by every reader (UnknownMatchError without one)."""
+        def read() -> bytes:
+            return self.store.replay_text(match_id).encode()
+
+        found = await self.archive.get(("replay", match_id), lambda: asyncio.to_thread(read))
+        assert found is not None  # the store raises rather than answer None
+        return found
 
     def start(self, config: MatchConfig, attach: Callable[[MatchRunner], None],
               after: Callable[[MatchRunner], Awaitable[None]]) -> MatchRunner:

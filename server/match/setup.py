@@ -16,6 +16,7 @@ from bullring.referee.core import RefereeError
 from bullring.referee.registry import get_game
 from bullring.sdk.house import UnknownBotError, house_bot
 from bullring.server.errors import MatchSetupError
+from bullring.server.quotas import MatchCaps
 from bullring.server.store import Store
 
 
@@ -77,12 +78,14 @@ def fresh_seed() -> int:
 
 def create_match(store: Store, game: str, seats: int, settings: Mapping[str, str],
                  seed: int | None = None, house: Mapping[int, str] | None = None,
-                 humans: Collection[int] = ()) -> CreatedMatch:
+                 humans: Collection[int] = (), caps: MatchCaps | None = None) -> CreatedMatch:
     """Validate and store a new match; raise MatchSetupError with a precise message.
     Without ``seed``, the match deals from a fresh random one (stored, shown in its replay
     once it has ended). A person plays each seat of ``humans``: it is named so
     (``human_names``), and the match's deadline is HUMAN_DEADLINE_MS unless ``settings``
-    give one; other seats without a house bot are ``seatN``."""
+    give one; other seats without a house bot are ``seatN``. With ``caps`` (a match made
+    without the admin token), a table or a setting above its cap is refused
+    (SettingOverCapError)."""
     if seed is None:
         seed = fresh_seed()
     house = dict(house or {})
@@ -104,6 +107,8 @@ def create_match(store: Store, game: str, seats: int, settings: Mapping[str, str
             house_bot(name, spec.id)
     except (RefereeError, UnknownBotError) as exc:
         raise MatchSetupError(str(exc)) from exc
+    if caps is not None:
+        caps.check(seats, state.settings)
     given = human_names(people)
     seat_names = tuple(house.get(s, given.get(s, f"seat{s}")) for s in range(seats))
     match_id, tokens = store.create_match(spec.id, state.settings, seed, seat_names, house,

@@ -28,6 +28,7 @@ from bullring.server.store.base import DEFAULT_DB, FREED_CHANNEL, hash_token
 from bullring.server.store.bots import MAX_OWNER, BotRegistry
 from bullring.server.store.challenges import (
     DEFAULT_CHALLENGE_EXPIRY_S,
+    DEFAULT_CHALLENGE_RETENTION_S,
     HOUSE_PREFIX,
     Challenge,
     ChallengeRecords,
@@ -49,6 +50,7 @@ class Store(MatchRecords, Seating, RatingRecords, ChallengeRecords, BotRegistry,
 
 __all__ = [
     "DEFAULT_CHALLENGE_EXPIRY_S",
+    "DEFAULT_CHALLENGE_RETENTION_S",
     "DEFAULT_DB",
     "FREED_CHANNEL",
     "HOUSE_PREFIX",

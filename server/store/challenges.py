@@ -11,21 +11,36 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import update
-from sqlmodel import col, select
+from sqlalchemy import and_, delete, func, or_, update
+from sqlmodel import Session, col, select
 
 from bullring.server.errors import (
     ConflictError,
     ForbiddenError,
     InvalidChallengeError,
     NotFoundError,
+    OpenQuotaError,
 )
 from bullring.server.store.base import StoreBase, retried, utc
 from bullring.server.store.bots import MAX_OWNER, locked_bot
-from bullring.server.store.models import BotRow, ChallengeRow, MatchRow, SeatRow, utcnow
+from bullring.server.store.models import (
+    BotRow,
+    ChallengeBotRow,
+    ChallengeRow,
+    MatchRow,
+    SeatRow,
+    utcnow,
+)
 
 HOUSE_PREFIX = "house:"
 """How a challenge names a house bot opponent: ``house:greedy``."""
+
+OPEN_RETRY_S = 30
+"""What Retry-After says to a bot with as many challenges waiting as it may have."""
+
+DEFAULT_CHALLENGE_RETENTION_S = 86_400.0
+"""How long a challenge that is over is kept before it is deleted (``serve
+--challenge-retention``)."""
 
 DEFAULT_CHALLENGE_EXPIRY_S = 3600.0
 """How long a challenge waits for its answers before it expires (``serve
@@ -82,13 +97,25 @@ class ChallengeRecords(StoreBase):
     """The store's challenges, from their making to their match."""
 
     def create_challenge(self, game: str, challenger: str, opponents: Sequence[str],
-                         expiry_s: float = DEFAULT_CHALLENGE_EXPIRY_S) -> Challenge:
+                         expiry_s: float = DEFAULT_CHALLENGE_EXPIRY_S,
+                         open_limit: int = 0) -> Challenge:
         """Store a challenge of ``challenger`` (a connecting bot) against ``opponents``
         (``house:KIND`` or registered bots' names, already checked to play ``game``). A
         registered house bot's name stands for its kind; a bot that auto-accepts accepts
         now, and with no one left to ask the challenge is accepted. Unanswered for
-        ``expiry_s`` seconds, it expires."""
+        ``expiry_s`` seconds, it expires. With ``open_limit``, a challenger that has that
+        many challenges waiting (pending, or accepted and not seated) is refused
+        (OpenQuotaError), counted under a lock on its row, so servers sharing the database
+        never let two through on one count."""
         with self._session() as session:
+            if open_limit:
+                locked_bot(session, challenger)
+                waiting = self._waiting_challenges(session, challenger)
+                if waiting >= open_limit:
+                    raise OpenQuotaError(
+                        f"{challenger} has {waiting} challenges waiting to be answered or "
+                        f"seated (bullring serve --challenges-open {open_limit}); try again "
+                        f"when one is played, answered or withdrawn", OPEN_RETRY_S)
             names = {o for o in opponents if not o.startswith(HOUSE_PREFIX)} | {challenger}
             rows = {b.name: b for b in session.exec(select(BotRow).where(
                 col(BotRow.name).in_(sorted(names)))).all()}
@@ -115,10 +142,46 @@ class ChallengeRecords(StoreBase):
                                 created_at=now, updated_at=now,
                                 expires_at=now + timedelta(seconds=expiry_s))
             session.add(made)
+            session.flush()
+            for bot in dict.fromkeys([challenger, *answers]):
+                session.add(ChallengeBotRow(challenge_id=made.id, bot=bot, created_at=now))
             if status == "accepted":
                 self._announce_free(session)
             session.commit()
         return Challenge.of(made)
+
+    @staticmethod
+    def _waiting_challenges(session: Session, challenger: str) -> int:
+        """How many of ``challenger``'s challenges wait: accepted and not seated, or pending
+        and not expired."""
+        now = utcnow()
+        query = select(func.count()).select_from(ChallengeRow).where(
+            ChallengeRow.challenger == challenger,
+            or_(col(ChallengeRow.status) == "accepted",
+                and_(col(ChallengeRow.status) == "pending",
+                     or_(col(ChallengeRow.expires_at).is_(None),
+                         col(ChallengeRow.expires_at) > now))))
+        return int(session.exec(query).one())
+
+    @retried
+    def purge_challenges(self, retention_s: float) -> int:
+        """Delete the challenges over (declined, cancelled, started, or expired) for longer
+        than ``retention_s`` seconds, with their rows of named bots; return how many. A
+        started challenge's match stays, as every match does."""
+        before = utcnow() - timedelta(seconds=retention_s)
+        over = or_(col(ChallengeRow.status).in_(("declined", "cancelled", "started",
+                                                 "expired")),
+                   and_(col(ChallengeRow.status) == "pending",
+                        col(ChallengeRow.expires_at) < before))
+        with self._session() as session:
+            gone = select(ChallengeRow.id).where(col(ChallengeRow.updated_at) < before, over)
+            session.execute(delete(ChallengeBotRow).where(
+                col(ChallengeBotRow.challenge_id).in_(gone)))
+            deleted = session.execute(delete(ChallengeRow).where(
+                col(ChallengeRow.updated_at) < before, over)
+            ).rowcount  # type: ignore[attr-defined]
+            session.commit()
+        return int(deleted or 0)
 
     @retried
     def challenge(self, challenge_id: str) -> Challenge:
@@ -131,18 +194,15 @@ class ChallengeRecords(StoreBase):
 
     @retried
     def challenges(self, bot: str, limit: int = 100) -> list[Challenge]:
-        """The newest challenges ``bot`` made or is named in, newest first."""
-        query = select(ChallengeRow).order_by(col(ChallengeRow.created_at).desc(),
-                                              col(ChallengeRow.id))
-        found: list[Challenge] = []
+        """The newest challenges ``bot`` made or is named in, newest first (read through
+        the named bots' index, whatever other bots asked for)."""
+        query = (select(ChallengeRow)
+                 .join(ChallengeBotRow, col(ChallengeBotRow.challenge_id) == ChallengeRow.id)
+                 .where(ChallengeBotRow.bot == bot)
+                 .order_by(col(ChallengeBotRow.created_at).desc(), col(ChallengeRow.id))
+                 .limit(limit))
         with self._session() as session:
-            for row in session.exec(query.limit(20 * limit)):
-                challenge = Challenge.of(row)
-                if bot in challenge.bots:
-                    found.append(challenge)
-                    if len(found) == limit:
-                        break
-        return found
+            return [Challenge.of(row) for row in session.exec(query)]
 
     @retried
     def answer_challenge(self, challenge_id: str, bot: str, accept: bool,

@@ -179,17 +179,23 @@ class MatchRecords(StoreBase):
             session.commit()
         return True
 
-    @retried
     def replay(self, match_id: str) -> dict[str, Any]:
         """The stored replay of a finished match."""
+        result: dict[str, Any] = json.loads(self.replay_text(match_id))
+        return result
+
+    @retried
+    def replay_text(self, match_id: str) -> str:
+        """The stored replay of a finished match, as the JSON text it is stored as."""
         with self._session() as session:
-            match = session.get(MatchRow, match_id)
-            if match is None:
-                raise UnknownMatchError(f"no match {match_id!r}")
-            if match.replay_json is None:
-                raise UnknownMatchError(f"match {match_id!r} is {match.status}; no replay")
-            result: dict[str, Any] = json.loads(match.replay_json)
-            return result
+            found = session.execute(select(MatchRow.status, MatchRow.replay_json)
+                                    .where(col(MatchRow.id) == match_id)).first()
+        if found is None:
+            raise UnknownMatchError(f"no match {match_id!r}")
+        status, text = found
+        if text is None:
+            raise UnknownMatchError(f"match {match_id!r} is {status}; no replay")
+        return str(text)
 
     @retried
     def matches(self, *, bot: str | None = None, since: datetime | None = None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from sqlalchemy import Index
 from sqlmodel import Field, SQLModel
 
 
@@ -138,9 +139,23 @@ class ChallengeRow(SQLModel, table=True):
     """Why it was declined or cancelled, in words."""
     match_id: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
-    updated_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow, index=True)
+    """When it last changed: one over for longer than the retention is deleted."""
     expires_at: datetime | None = None
     """While ``pending`` past this moment, the challenge is ``expired``."""
+
+
+class ChallengeBotRow(SQLModel, table=True):
+    """A registered bot a challenge names (its challenger and each registered opponent):
+    a bot's challenges are read through this table's (bot, created_at) index, not by
+    scanning every bot's newest challenges."""
+
+    __tablename__ = "challenge_bot"
+    __table_args__ = (Index("ix_challenge_bot_bot_created_at", "bot", "created_at"),)
+    challenge_id: str = Field(primary_key=True, foreign_key="challenge.id")
+    bot: str = Field(primary_key=True)
+    created_at: datetime
+    """The challenge's ``created_at``: the order a bot's list is read in."""
 
 
 class AdminTokenRow(SQLModel, table=True):

@@ -48,6 +48,7 @@ from bullring.server.errors import (
     InvalidTournamentError,
     NoSuchLadderError,
     NotFoundError,
+    TournamentTooLargeError,
 )
 from bullring.server.match.runner import MatchRunner
 from bullring.server.match.setup import fresh_seed
@@ -66,6 +67,10 @@ MAX_ENTRANTS = 16
 MAX_PACE_MS = 60_000
 """The slowest pace: a minute from one decision point of a match to the next."""
 
+DEFAULT_MAX_SCHEDULED = 2000
+"""The most games one tournament's schedule may hold (``serve --max-tournament-games``):
+16 bots at tables of 8 are 12,870 tables, 10 games each 128,700 games."""
+
 MAX_TRIES = 3
 """How many times a game whose match did not end normally is played in all."""
 RECORD_GRACE_S = 30.0
@@ -75,6 +80,14 @@ STARTED = ("running", "finished", "aborted")
 """A game's statuses once seated."""
 OVER = ("finished", "aborted", "cancelled")
 """A game's statuses once it will not be played (again)."""
+
+
+def scheduled_games(format: str, entrants: int, games: int, seats: int) -> int:
+    """How many games the schedule of a tournament holds: each table (each combination of
+    ``seats`` of the ``entrants``) plays ``games`` (duplicate: whole deals of ``seats``
+    rotations)."""
+    per_table = -(-games // seats) * seats if format == "duplicate" else games
+    return math.comb(entrants, seats) * per_table
 
 
 def schedule(format: str, bots: Sequence[str], games: int, seats: int) -> list[dict[str, Any]]:
@@ -165,8 +178,11 @@ class Tournaments:
     ``_play_again``)."""
 
     def __init__(self, store: Store, settings: Mapping[str, Mapping[str, Any]],
-                 instance: str, poke: Callable[[], None]) -> None:
+                 instance: str, poke: Callable[[], None],
+                 max_scheduled: int = DEFAULT_MAX_SCHEDULED) -> None:
         self.store = store
+        self.max_scheduled = max_scheduled
+        """The most games one tournament's schedule may hold."""
         self.settings = settings
         self.instance = instance
         self.poke = poke
@@ -181,7 +197,7 @@ class Tournaments:
             raise NoSuchLadderError(f"this server runs ladders for "
                                     f"{', '.join(self.settings)}, not {game}")
         return create_tournament(self.store, game, format, bots, games, seats, wait_s,
-                                 pace_ms)
+                                 pace_ms, self.max_scheduled)
 
     def seat(self, game: str, waiting: Collection[str], seated: Collection[str],
              now: float) -> tuple[list[MatchConfig], float | None]:
@@ -304,9 +320,11 @@ def get_game_id(game: str) -> str:
 
 def create_tournament(store: Store, game: str, format: str, bots: Sequence[str], games: int,
                       seats: int | None = None, wait_s: float = DEFAULT_WAIT_S,
-                      pace_ms: int = 0) -> TournamentRow:
+                      pace_ms: int = 0,
+                      max_scheduled: int = DEFAULT_MAX_SCHEDULED) -> TournamentRow:
     """Check and store a tournament (a blocking call): any server on the database running
-    ``game``'s ladder seats its games."""
+    ``game``'s ladder seats its games. A schedule of more than ``max_scheduled`` games is
+    refused (TournamentTooLargeError) before it is built."""
     spec = get_game(get_game_id(game))
     if format not in FORMATS:
         raise InvalidTournamentError(f"unknown format {format!r}; known: "
@@ -325,6 +343,13 @@ def create_tournament(store: Store, game: str, format: str, bots: Sequence[str],
     if not 0 <= pace_ms <= MAX_PACE_MS:
         raise InvalidTournamentError(f"pace_ms is 0 to {MAX_PACE_MS} milliseconds, "
                                      f"not {pace_ms}")
+    total = scheduled_games(format, len(bots), games, size)
+    if total > max_scheduled:
+        raise TournamentTooLargeError(
+            f"{len(bots)} bots at tables of {size}, {games} games a table, schedule "
+            f"{total:,} games ({math.comb(len(bots), size):,} tables); a tournament here "
+            f"schedules at most {max_scheduled:,} (bullring serve --max-tournament-games): "
+            f"name fewer bots or games, or tables of another size")
     row = TournamentRow(id=uuid.uuid4().hex[:12], game=spec.id, format=format,
                         entrants_json=json.dumps(list(bots)), games=games, seats=size,
                         wait_s=wait_s, pace_ms=pace_ms,

@@ -16,10 +16,20 @@ GAME_KEYS = ("table", "deal", "rotation", "seats", "status", "match_id", "absent
 """What anyone may see of a scheduled game; its ``seed`` too once the game is over."""
 
 
-def public_games(row: TournamentRow) -> list[dict[str, Any]]:
-    """The schedule as anyone may see it: a game's seed only once it is over."""
+SCHEDULE_PAGE = 100
+"""The games of a schedule one answer holds unless it asks for another page."""
+MAX_SCHEDULE_PAGE = 1000
+"""The most games of a schedule one answer holds."""
+
+
+def public_games(row: TournamentRow, offset: int = 0, limit: int | None = None
+                 ) -> list[dict[str, Any]]:
+    """The schedule as anyone may see it (a game's seed only once it is over): the games
+    from ``offset`` on, ``limit`` of them (None: all)."""
     out = []
-    for entry in json.loads(row.schedule_json):
+    games = json.loads(row.schedule_json)
+    end = len(games) if limit is None else offset + limit
+    for entry in games[offset:end]:
         shown = {key: entry[key] for key in GAME_KEYS}
         if entry["status"] not in ("pending", "running"):
             shown["seed"] = entry["seed"]
@@ -27,15 +37,23 @@ def public_games(row: TournamentRow) -> list[dict[str, Any]]:
     return out
 
 
-def tournament_json(row: TournamentRow) -> dict[str, Any]:
-    """A stored tournament as plain JSON values, as the API and the command line show it."""
+def page_of(offset: int, limit: int) -> tuple[int, int]:
+    """A page of a schedule as asked (``limit`` 0: ``SCHEDULE_PAGE``), within bounds."""
+    return max(0, offset), min(limit or SCHEDULE_PAGE, MAX_SCHEDULE_PAGE)
+
+
+def tournament_json(row: TournamentRow, offset: int = 0, limit: int | None = SCHEDULE_PAGE
+                    ) -> dict[str, Any]:
+    """A stored tournament as plain JSON values, as the API and the command line show it:
+    its schedule from game ``offset`` on, ``limit`` games (None: all of them)."""
     played, total = progress(row)
     return {"tournament_id": row.id, "game": row.game, "format": row.format,
             "bots": json.loads(row.entrants_json), "games": row.games, "seats": row.seats,
             "pace_ms": row.pace_ms, "status": row.status, "played": played, "total": total,
             "created_at": iso(ms(row.created_at)), "finished_at": iso(ms(row.finished_at)),
             "forfeited": json.loads(row.forfeited_json),
-            "standings": json.loads(row.standings_json), "schedule": public_games(row)}
+            "standings": json.loads(row.standings_json), "schedule_offset": offset,
+            "schedule": public_games(row, offset, limit)}
 
 
 def progress(row: TournamentRow) -> tuple[int, int]:
@@ -44,8 +62,10 @@ def progress(row: TournamentRow) -> tuple[int, int]:
     return sum(g["status"] in ("finished", "aborted") for g in games), len(games)
 
 
-def tournament_to_proto(row: TournamentRow) -> pb.Tournament:
-    """The wire form of a stored tournament (seeds of games not over stay secret)."""
+def tournament_to_proto(row: TournamentRow, offset: int = 0, limit: int = SCHEDULE_PAGE
+                        ) -> pb.Tournament:
+    """The wire form of a stored tournament (seeds of games not over stay secret), with
+    ``limit`` games of its schedule from game ``offset`` on."""
     played, total = progress(row)
     standings = [pb.TournamentStanding(**{k: v for k, v in s.items() if v is not None})
                  for s in json.loads(row.standings_json)]
@@ -53,10 +73,10 @@ def tournament_to_proto(row: TournamentRow) -> pb.Tournament:
         table=g["table"], deal=g["deal"], rotation=g["rotation"], seats=g["seats"],
         status=g["status"], match_id=g["match_id"] or "", absent=g["absent"],
         totals=g["totals"] or (), ranks=g["ranks"] or (), seed=g.get("seed"))
-        for g in public_games(row)]
+        for g in public_games(row, offset, limit)]
     return pb.Tournament(tournament_id=row.id, game=row.game, format=row.format,
                          bots=json.loads(row.entrants_json), games=row.games, seats=row.seats,
                          pace_ms=row.pace_ms, status=row.status, played=played, total=total,
                          created_ms=ms(row.created_at), finished_ms=ms(row.finished_at),
                          forfeited=json.loads(row.forfeited_json), standings=standings,
-                         schedule=schedule)
+                         schedule=schedule, schedule_offset=offset)

@@ -1135,7 +1135,11 @@ function interval(value, ci, digits) {
     : `${value.toFixed(digits)} ± ${ci.toFixed(digits)}`;
 }
 
-/** One tournament: its standings (95% intervals) and every game, refreshed while it runs. */
+/** Games of a tournament's schedule shown at once: the page around the games being played. */
+const SCHEDULE_SHOWN = 100;
+
+/** One tournament: its standings (95% intervals) and its games around those being played
+ * (a page of the schedule), refreshed while it runs. */
 function renderTournament(view, id) {
   const standCols = [["Place", "num"], ["Bot"], ["Games", "num"], ["Win share", "num"],
                      ["Score per round", "num"], ["vs field", "num"], ["Mean rank", "num"]];
@@ -1145,6 +1149,7 @@ function renderTournament(view, id) {
   const facts = h("p", {class: "muted", "data-testid": "tournament-facts"}, "Loading…");
   const standings = h("tbody", {"data-testid": "standings"});
   const games = h("tbody", {"data-testid": "tournament-games"});
+  const shown = h("p", {class: "muted", "data-testid": "tournament-shown"});
   const head = (cols) => h("thead", {}, h("tr", {}, cols.map(([t, c]) =>
     h("th", {scope: "col", class: c}, t))));
   view.replaceChildren(title, facts,
@@ -1155,15 +1160,17 @@ function renderTournament(view, id) {
       h("table", {class: "stack"}, h("caption", {class: "sr-only"}, "Standings"),
         head(standCols), standings)),
     h("section", {class: "panel", "aria-labelledby": "games-title"},
-      h("h2", {id: "games-title"}, "Games"),
+      h("h2", {id: "games-title"}, "Games"), shown,
       h("table", {class: "stack"}, h("caption", {class: "sr-only"}, "Games"),
         head(gameCols), games)));
   let over = false;
+  let from = 0;
   every(REFRESH_MS, async () => {
     if (over) return;
     let t;
     try {
-      t = await api(`/api/tournaments/${encodeURIComponent(id)}`);
+      t = await api(`/api/tournaments/${encodeURIComponent(id)}?offset=${from}` +
+                    `&limit=${SCHEDULE_SHOWN}`);
     } catch (err) {
       facts.replaceChildren(h("span", {class: "error"}, String(err)));
       return;
@@ -1180,8 +1187,11 @@ function renderTournament(view, id) {
         s.mean_rank.toFixed(2)]))
       : [h("tr", {}, h("td", {colspan: standCols.length, class: "muted"},
                           "No game finished yet."))]));
+    from = Math.max(0, Math.min(t.played - 10, t.total - SCHEDULE_SHOWN));
+    shown.replaceChildren(t.total > t.schedule.length ? `Games ${t.schedule_offset + 1}–` +
+      `${t.schedule_offset + t.schedule.length} of ${t.total}, around those being played.` : "");
     games.replaceChildren(...t.schedule.map((g, i) => tr({"data-status": g.status}, gameCols,
-      [i + 1, g.table + 1, g.deal + 1, {attrs: {}, content: g.seats.map((b, k) =>
+      [t.schedule_offset + i + 1, g.table + 1, g.deal + 1, {attrs: {}, content: g.seats.map((b, k) =>
         [k ? ", " : "", botLink(b, b), g.absent.includes(b) ? " (absent)" : ""]).flat()},
        g.match_id ? matchLink(g.match_id) : "–", g.ranks ? g.ranks.join(" · ") : "–",
        statusTag(g.status)])));

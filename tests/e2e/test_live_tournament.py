@@ -9,9 +9,12 @@ import os
 import subprocess
 from pathlib import Path
 
+import grpc
 import httpx
 import pytest
 
+from bullring.contract import wire
+from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.referee.replay import verify
 from bullring.server.store import Store
 from tests.ladder_helpers import LadderBot, LadderServer, Lines
@@ -221,3 +224,64 @@ def test_a_paced_tournament_is_played_slowly_for_people_to_watch(
          "round-robin", "--bots", "ann,bob", "--games", "1", "--pace-ms", "60001"],
         capture_output=True, text=True, timeout=60)
     assert usage.returncode == 2 and "--pace-ms" in usage.stderr
+
+
+def test_a_tournament_too_large_is_refused_and_its_schedule_is_served_in_pages(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """The finding: 16 bots at tables of 8 with 10 games scheduled 128,700 games, and the
+    API's answer was 21 MB. Such a tournament is refused before its schedule is built, 400
+    ``tournament_too_large`` naming its size and the server's cap, over HTTP and gRPC
+    (INVALID_ARGUMENT), and nothing is stored. With ``--max-tournament-games 300``, 16 bots
+    at tables of 2 with 2 games (240 games) are scheduled: its page holds 100 games unless
+    another page is asked for (``offset``, ``limit``; gRPC ``schedule_offset``,
+    ``schedule_limit``), and ``total`` counts all 240."""
+    server = LadderServer(db_url(tmp_path), [*FAST, "--max-tournament-games", "300"]).start()
+    stop_all.append(server)
+    names = [f"bot{i:02}" for i in range(16)]
+    for name in names:
+        server.add_bot(name)
+    admin = server.admin_token()
+    huge = {"game": "six_nimmt", "format": "round-robin", "bots": names, "games": 10,
+            "seats": 8, "wait_s": 3600}
+    with httpx.Client(base_url=server.http, timeout=30,
+                      headers={"Authorization": f"Bearer {admin}"}) as http:
+        refused = http.post("/api/admin/tournaments", json=huge)
+        assert refused.status_code == 400, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "tournament_too_large"
+        assert "schedule 128,700 games (12,870 tables)" in error["message"]
+        assert "at most 300 (bullring serve --max-tournament-games)" in error["message"]
+
+        channel = grpc.insecure_channel(server.address)
+        create = channel.unary_unary(
+            f"/{wire.ADMIN_SERVICE}/CreateTournament",
+            request_serializer=pb.CreateTournamentRequest.SerializeToString,
+            response_deserializer=pb.CreateTournamentResponse.FromString)
+        with pytest.raises(grpc.RpcError) as over_grpc:
+            create(pb.CreateTournamentRequest(game="six_nimmt", format="round-robin",
+                                              bots=names, games=10, seats=8, wait_s=3600),
+                   metadata=(("authorization", f"Bearer {admin}"),), timeout=30)
+        assert over_grpc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert over_grpc.value.details() == error["message"]
+        assert Store(server.db).tournaments() == []
+
+        made = http.post("/api/admin/tournaments", json={**huge, "seats": 2, "games": 2})
+        assert made.status_code == 201, made.text
+        tid = made.json()["tournament_id"]
+        assert made.json()["total"] == 240 and len(made.json()["schedule"]) == 100
+        page = http.get(f"/api/tournaments/{tid}", params={"offset": 200, "limit": 100}).json()
+        assert (page["total"], page["schedule_offset"], len(page["schedule"])) == (240, 200, 40)
+        whole = http.get(f"/api/tournaments/{tid}", params={"limit": 1000}).json()["schedule"]
+        assert len(whole) == 240 and whole[200:] == page["schedule"]
+        assert http.get(f"/api/tournaments/{tid}", params={"limit": 1001}).status_code == 422
+
+        get = channel.unary_unary(f"/{wire.LADDER_SERVICE}/GetTournament",
+                                  request_serializer=pb.GetTournamentRequest.SerializeToString,
+                                  response_deserializer=pb.GetTournamentResponse.FromString)
+        first = get(pb.GetTournamentRequest(tournament_id=tid), timeout=30).tournament
+        assert (first.total, first.schedule_offset, len(first.schedule)) == (240, 0, 100)
+        last = get(pb.GetTournamentRequest(tournament_id=tid, schedule_offset=230,
+                                           schedule_limit=50), timeout=30).tournament
+        assert [list(g.seats) for g in last.schedule] == [g["seats"] for g in whole[230:]]
+        channel.close()
+        assert http.post(f"/api/admin/tournaments/{tid}/cancel").status_code == 200

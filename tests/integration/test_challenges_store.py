@@ -13,6 +13,7 @@ from bullring.server.errors import (
     ForbiddenError,
     InvalidChallengeError,
     NotFoundError,
+    OpenQuotaError,
 )
 from bullring.server.store import Store
 from bullring.server.store.migrate import upgrade
@@ -145,3 +146,63 @@ def test_upgrading_marks_the_ladder_matches_stored_before_as_rated(db: str) -> N
     engine.dispose()
     store = Store(db)
     assert store.match_config("lad").rated and not store.match_config("tok").rated
+
+
+def test_a_challengers_waiting_challenges_are_counted_under_a_lock(store: Store) -> None:
+    """With ``open_limit`` 2, ann's third waiting challenge (pending or accepted, not yet
+    seated) is refused with OpenQuotaError; a declined one no longer waits, so ann may ask
+    again; cy's count is its own."""
+    store.create_challenge("six_nimmt", "ann", ["bob"], open_limit=2)
+    practice = store.create_challenge("six_nimmt", "ann", ["house:random"], open_limit=2)
+    assert practice.status == "accepted"
+    with pytest.raises(OpenQuotaError, match="ann has 2 challenges waiting") as over:
+        store.create_challenge("six_nimmt", "ann", ["cy"], open_limit=2)
+    assert over.value.retry_after_s > 0
+    store.create_challenge("six_nimmt", "cy", ["bob"], open_limit=2)
+    first = store.challenges("ann")[-1]
+    store.answer_challenge(first.id, "bob", False)
+    assert store.create_challenge("six_nimmt", "ann", ["cy"], open_limit=2).status == "pending"
+
+
+def test_a_bots_list_reads_its_own_challenges_and_old_ones_are_purged(store: Store) -> None:
+    """bob's list holds the challenges naming it (as challenger or opponent), newest first,
+    and no other; purging deletes the challenges over for longer than the retention (a
+    started one keeps its match), never a waiting one."""
+    declined = store.create_challenge("six_nimmt", "ann", ["bob"])
+    store.answer_challenge(declined.id, "bob", False)
+    practice = store.create_challenge("six_nimmt", "ann", ["house:random"])
+    match_id = store.seat_challenge(practice, {"rounds": 1}, 5, ["ann", "house:random"], "me")
+    assert match_id is not None
+    waiting = store.create_challenge("six_nimmt", "cy", ["bob"])
+    other = store.create_challenge("six_nimmt", "cy", ["house:random"])
+    assert [c.id for c in store.challenges("bob")] == [waiting.id, declined.id]
+    assert [c.id for c in store.challenges("ann")] == [practice.id, declined.id]
+    assert store.purge_challenges(3600) == 0
+    assert store.purge_challenges(0) == 2
+    assert [c.id for c in store.challenges("ann")] == []
+    assert [c.id for c in store.challenges("cy")] == [other.id, waiting.id]
+    with pytest.raises(NotFoundError):
+        store.challenge(practice.id)
+    assert store.match_config(match_id).rated is False
+
+
+def test_upgrading_lists_each_stored_challenge_under_its_bots(db: str) -> None:
+    """A database at revision 0006 with a challenge of ann against bob and a house bot:
+    upgraded, the challenge is in ann's and bob's lists and nobody else's."""
+    engine = create_engine(db)
+    upgrade(engine, "0006")
+    with engine.begin() as connection:
+        for name in ("ann", "bob", "cy"):
+            connection.execute(text(
+                "INSERT INTO bot (name, owner, version, enabled, created_at, auto_accept) "
+                "VALUES (:name, '', 1, true, CURRENT_TIMESTAMP, false)"), {"name": name})
+        connection.execute(text(
+            "INSERT INTO challenge (id, game, challenger, opponents_json, answers_json, "
+            "status, message, created_at, updated_at) VALUES ('c1', 'six_nimmt', 'ann', "
+            "'[\"bob\", \"house:greedy\"]', '{\"bob\": \"pending\"}', 'pending', '', "
+            "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"))
+    engine.dispose()
+    store = Store(db)
+    assert [c.id for c in store.challenges("ann")] == ["c1"]
+    assert [c.id for c in store.challenges("bob")] == ["c1"]
+    assert store.challenges("cy") == []

@@ -10,7 +10,6 @@ here reveals a secret of a match in progress.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -28,7 +27,7 @@ from bullring.server.errors import (
 )
 from bullring.server.store import MatchSummary, Store
 from bullring.server.store.times import ms
-from bullring.server.tournaments.views import tournament_to_proto
+from bullring.server.tournaments.views import page_of, tournament_to_proto
 from bullring.server.transports.grpc.calls import Context, unary_method
 
 STATUSES = ("created", "running", "finished", "aborted")
@@ -93,15 +92,15 @@ class LadderService:
         if page[0].status not in ("finished", "aborted"):
             raise MatchNotFinishedError(f"match {request.match_id!r} is {page[0].status}; "
                                         f"its replay exists once it ends")
-        return pb.GetReplayResponse(
-            replay=json.dumps(self.store.replay(request.match_id)).encode())
+        return pb.GetReplayResponse(replay=self.store.replay_text(request.match_id).encode())
 
     def tournament(self, request: pb.GetTournamentRequest) -> pb.GetTournamentResponse:
         """A live tournament: its standings so far and its schedule."""
         row = self.store.tournament(request.tournament_id)
         if row is None:
             raise NotFoundError(f"no tournament {request.tournament_id!r}")
-        return pb.GetTournamentResponse(tournament=tournament_to_proto(row))
+        offset, limit = page_of(request.schedule_offset, request.schedule_limit)
+        return pb.GetTournamentResponse(tournament=tournament_to_proto(row, offset, limit))
 
 
 def _game(name: str) -> str:

@@ -264,7 +264,7 @@ class SpectatorService:
             if ended is None:
                 await abort_grpc(context, UnknownMatchError(_no_match(message.match_id)))
             for stored in ended:
-                yield stored.SerializeToString()
+                yield stored
             return
         outbox = runner.feed.watch()
         try:

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
+from fastapi.responses import JSONResponse, Response
 
 from bullring.referee.registry import GAMES, UnknownGameError, get_game
 from bullring.server.errors import (
@@ -199,19 +200,20 @@ async def turn(ctx: Context, match_id: MatchId) -> TurnInfo:
 
 
 @router.get("/matches/{match_id}/replay", response_model=dict[str, Any],
-            responses=error_responses(404, 409))
-async def replay(ctx: Context, match_id: MatchId) -> dict[str, Any]:
+            response_class=JSONResponse, responses=error_responses(404, 409))
+async def replay(ctx: Context, match_id: MatchId) -> Response:
     """The replay (format bullring.replay/1) of a match that has ended; 409 before. Its
     ``events`` are the match log: every answer with its seat, step and action, how long the
     seat took (``ms``, for a bot that connects) and whether it was a default action
     (``default``, with ``why``: a timeout or a disconnected seat). These are published
-    only once the match is over."""
+    only once the match is over. The stored text is sent as it is, read once per match and
+    shared by every reader."""
     info = await match_info(ctx, match_id)
     if info.status not in ("finished", "aborted"):
         raise MatchNotFinishedError(f"match {match_id!r} is {info.status}; its replay exists "
                                     f"once it ends")
     try:
-        result: dict[str, Any] = await asyncio.to_thread(ctx.store.replay, match_id)
+        stored = await ctx.hub.replay_json(match_id)
     except UnknownMatchError as exc:
         raise ReplayNotFoundError(str(exc)) from exc
-    return result
+    return Response(stored, media_type="application/json")

@@ -30,9 +30,9 @@ ChallengeId = Annotated[str, PathParam(min_length=1, max_length=64,
 
 
 def _calls(ctx: Context) -> Challenges:
-    if ctx.ladder is None:
+    if ctx.challenges is None:
         raise NoLadderError("this server runs no ladder")
-    return Challenges(ctx.hub, ctx.ladder)
+    return ctx.challenges
 
 
 @router.post("", response_model=ChallengeOut, status_code=201,

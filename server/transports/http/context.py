@@ -11,9 +11,11 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import Scope
 
+from bullring.server.challenges.offers import Challenges
 from bullring.server.errors import DatabaseUnavailableError, NotAdminError, NotAuthenticatedError
 from bullring.server.ladder.seating import Ladder
 from bullring.server.match.hub import MatchHub
+from bullring.server.quotas import HourlyQuota, MatchCaps, Quotas
 from bullring.server.store import Store
 from bullring.server.transports.http.polling import PollSessions
 from bullring.server.transports.limits import Limits
@@ -34,10 +36,29 @@ class ApiContext:
     human_limit: int = 8
     """How many matches for people (the web page's "play against the bots") may be open at
     once; 0: none are made."""
-    human_matches: dict[str, float] = field(default_factory=dict)
-    """The open matches made for people, with when each was made (monotonic seconds)."""
     stall_s: float = Limits().stall_timeout_s
     """How long one write of an event stream to a bot may wait for its client to read."""
+    caps: MatchCaps = field(default_factory=MatchCaps)
+    """The caps on the settings of a match made without the admin token."""
+    quotas: Quotas = field(default_factory=Quotas)
+    """What one address or bot may ask for, open at once and per hour."""
+    human_matches: dict[str, tuple[float, str]] = field(default_factory=dict)
+    """The open matches made for people, with when each was made (monotonic seconds) and
+    the address that asked for it (``bullring.server.quotas.address_key``)."""
+    human_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held while a match for people is counted and made."""
+    human_hourly: HourlyQuota = field(init=False)
+    """Matches for people asked for per address in the last hour."""
+    challenges: Challenges | None = None
+    """The practice and challenge calls, shared with gRPC's ChallengeService (so a bot's
+    quotas count its calls on both); None: made here from the ladder."""
+
+    def __post_init__(self) -> None:
+        self.human_hourly = HourlyQuota(self.quotas.human_per_hour_per_address,
+                                        "matches for people from this address",
+                                        "--human-per-hour")
+        if self.challenges is None and self.ladder is not None:
+            self.challenges = Challenges(self.hub, self.ladder, self.quotas)
 
     @property
     def store(self) -> Store:

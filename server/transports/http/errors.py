@@ -19,7 +19,13 @@ from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from bullring.server.errors import ERRORS, DatabaseUnavailableError, message_of, status_of
+from bullring.server.errors import (
+    ERRORS,
+    DatabaseUnavailableError,
+    QuotaError,
+    message_of,
+    status_of,
+)
 from bullring.server.store.retry import is_transient
 
 log = logging.getLogger("bullring.http")
@@ -76,6 +82,8 @@ async def _refused(request: Request, exc: Exception) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"}
     elif status.http == 503:
         headers = {"Retry-After": str(RETRY_AFTER_S)}
+    elif isinstance(exc, QuotaError):
+        headers = {"Retry-After": str(exc.retry_after_s)}
     if status.code == "database_unavailable":
         log.warning("HTTP %s %s: database unavailable: %s", request.method, request.url.path,
                     str(exc).splitlines()[0] if str(exc) else type(exc).__name__)

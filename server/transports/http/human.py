@@ -15,14 +15,22 @@ import asyncio
 import time
 from pathlib import Path
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from bullring.referee.core import RefereeError
 from bullring.referee.registry import get_game
-from bullring.server.errors import HumanMatchesOffError, MatchSetupError, TooManyMatchesError
+from bullring.server.errors import (
+    HourlyQuotaError,
+    HumanMatchesOffError,
+    MatchSetupError,
+    OpenQuotaError,
+    SettingOverCapError,
+    TooManyMatchesError,
+)
 from bullring.server.match.setup import HUMAN_DEADLINE_MS, create_match
+from bullring.server.quotas import address_key
 from bullring.server.transports.http.browse import MatchId, match_info
 from bullring.server.transports.http.context import Context
 from bullring.server.transports.http.errors import error_responses
@@ -36,9 +44,9 @@ OPPONENTS = {"six_nimmt": ("greedy", "greedy", "random"),
              "no_thanks": ("threshold", "random", "never_take")}
 """The house bots a person plays against, by game, unless the request names others."""
 
-UNJOINED_S = 600.0
+UNJOINED_S = 120.0
 """A match made by the button that nobody joins for this long is aborted (it no longer
-counts against the server's limit)."""
+counts against the server's limit nor its address's)."""
 
 
 class HumanMatchIn(BaseModel):
@@ -50,8 +58,9 @@ class HumanMatchIn(BaseModel):
         "the house bots, in seat order after the person (seat 0); omitted: three, "
         "greedy, greedy, random for six_nimmt and threshold, random, never_take for "
         "no_thanks"))
-    deadline_ms: StrictInt = Field(default=HUMAN_DEADLINE_MS, ge=1000, le=60_000,
-                                   description="time for each decision, in ms")
+    deadline_ms: StrictInt | None = Field(default=None, ge=1000, le=60_000, description=(
+        f"time for each decision, in ms; omitted: {HUMAN_DEADLINE_MS}, or the server's cap "
+        f"if lower"))
     settings: dict[StrictStr, StrictStr] = Field(
         default_factory=dict, max_length=10,
         description='the game\'s settings by name, as text, e.g. {"rounds": "1"}')
@@ -70,47 +79,71 @@ class HumanMatchOut(BaseModel):
                                   "/play/MATCH_ID#TOKEN")
 
 
-async def _open_matches(ctx: Context) -> int:
-    """How many of the button's matches are still open; those that ended are forgotten,
-    and those nobody joined for UNJOINED_S are aborted."""
+OPEN_RETRY_S = 30
+"""What Retry-After says when the server or an address has as many matches open as it may:
+a match ends, or is aborted unjoined, in its own time."""
+
+
+async def _open_matches(ctx: Context) -> list[str]:
+    """The addresses of the button's matches still open, one entry per match; those that
+    ended are forgotten, and those nobody joined for UNJOINED_S are aborted."""
     now = time.monotonic()
-    for match_id, made in list(ctx.human_matches.items()):
+    for match_id, (made, _) in list(ctx.human_matches.items()):
         status = (await match_info(ctx, match_id)).status
         if status == "created" and now - made >= UNJOINED_S:
             await asyncio.to_thread(ctx.store.set_status, match_id, "aborted")
             status = "aborted"
         if status in ("finished", "aborted"):
             del ctx.human_matches[match_id]
-    return len(ctx.human_matches)
+    return [address for _, address in ctx.human_matches.values()]
 
 
 @router.post("/api/human-matches", response_model=HumanMatchOut, status_code=201,
-             responses=error_responses(422, refusals=(MatchSetupError, HumanMatchesOffError,
-                                                      TooManyMatchesError)))
-async def create(ctx: Context, body: HumanMatchIn) -> HumanMatchOut:
+             responses=error_responses(422, refusals=(
+                 MatchSetupError, SettingOverCapError, HumanMatchesOffError,
+                 TooManyMatchesError, OpenQuotaError, HourlyQuotaError)))
+async def create(ctx: Context, request: Request, body: HumanMatchIn) -> HumanMatchOut:
     """Make a match for one person (seat 0) against house bots, unrated, with a deadline
     for people (30 s unless ``deadline_ms`` says otherwise). The answer's ``play`` is the
-    play page with the seat token: the only place the token is ever shown."""
+    play page with the seat token: the only place the token is ever shown.
+
+    No token is needed, so the work is bounded per address: its settings within the
+    server's caps (400 ``setting_over_cap``), a few matches open at once per address and a
+    few made per hour (429 ``open_quota``, ``hourly_quota`` with Retry-After), and a few
+    open on the whole server (429 ``too_many_matches``)."""
     if ctx.human_limit <= 0:
         raise HumanMatchesOffError("this server makes no matches for people "
                                    "(bullring serve --human-matches 0)")
-    if await _open_matches(ctx) >= ctx.human_limit:
-        raise TooManyMatchesError(f"{ctx.human_limit} matches for people are open on this server; "
-                       f"try again when one has ended")
-    try:
-        game = get_game(body.game).id
-    except RefereeError as exc:
-        raise MatchSetupError(str(exc)) from exc
-    bots = body.bots or list(OPPONENTS.get(game, ()))
-    settings = {**body.settings, "deadline_ms": str(body.deadline_ms)}
-    created = await asyncio.to_thread(
-        create_match, ctx.store, game, 1 + len(bots), settings, None,
-        {1 + i: name for i, name in enumerate(bots)}, (0,))
-    ctx.human_matches[created.match_id] = time.monotonic()
+    address = address_key(request.client.host if request.client else None)
+    ctx.human_hourly.take(address)
+    async with ctx.human_lock:  # counted and made one at a time: no two pass one count
+        open_now = await _open_matches(ctx)
+        if len(open_now) >= ctx.human_limit:
+            raise TooManyMatchesError(f"{ctx.human_limit} matches for people are open on this "
+                                      f"server; try again when one has ended", OPEN_RETRY_S)
+        mine = open_now.count(address)
+        allowed = ctx.quotas.human_open_per_address
+        if allowed and mine >= allowed:
+            raise OpenQuotaError(f"{mine} matches for people are open from this address "
+                                 f"(bullring serve --human-open-per-address {allowed}); try "
+                                 f"again when one has ended", OPEN_RETRY_S)
+        try:
+            game = get_game(body.game).id
+        except RefereeError as exc:
+            raise MatchSetupError(str(exc)) from exc
+        bots = body.bots or list(OPPONENTS.get(game, ()))
+        deadline_ms = body.deadline_ms
+        if deadline_ms is None:
+            deadline_ms = min(HUMAN_DEADLINE_MS, ctx.caps.deadline_ms)
+        settings = {**body.settings, "deadline_ms": str(deadline_ms)}
+        created = await asyncio.to_thread(
+            create_match, ctx.store, game, 1 + len(bots), settings, None,
+            {1 + i: name for i, name in enumerate(bots)}, (0,), ctx.caps)
+        ctx.human_matches[created.match_id] = (time.monotonic(), address)
     play = created.play_path(0)
     assert play is not None  # seat 0 is the person's
     return HumanMatchOut(match_id=created.match_id, game=game, seat=0,
-                         seat_names=list(created.seat_names), deadline_ms=body.deadline_ms,
+                         seat_names=list(created.seat_names), deadline_ms=deadline_ms,
                          play=play)
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field
 
-from bullring.server.errors import NoLadderError, NotFoundError
+from bullring.server.errors import NoLadderError, NotFoundError, TournamentTooLargeError
 from bullring.server.store.models import TournamentRow
 from bullring.server.tournaments.live import (
     DEFAULT_WAIT_S,
@@ -21,7 +21,7 @@ from bullring.server.tournaments.live import (
     forfeits,
     standings_json,
 )
-from bullring.server.tournaments.views import tournament_json
+from bullring.server.tournaments.views import MAX_SCHEDULE_PAGE, SCHEDULE_PAGE, tournament_json
 from bullring.server.transports.http.context import Context, require_admin
 from bullring.server.transports.http.errors import error_responses
 
@@ -77,21 +77,28 @@ class TournamentSummary(BaseModel):
 
 
 class TournamentPage(TournamentSummary):
-    """A tournament with its standings (95% intervals; null with one unit) and schedule."""
+    """A tournament with its standings (95% intervals; null with one unit) and a page of
+    its schedule."""
 
     forfeited: list[str]
     standings: list[dict[str, Any]] = Field(
         description="best first: bot, games, units, win_share(_ci95), mean_score(_ci95), "
                     "vs_field(_ci95), mean_rank, forfeited")
+    schedule_offset: int = Field(description="the place in the whole schedule of the first "
+                                             "game of `schedule`")
     schedule: list[dict[str, Any]] = Field(
-        description="every game in order: table, deal, rotation, seats, status (pending, "
-                    "running, finished, aborted or cancelled), match_id, absent, totals, "
-                    "ranks (a seed once the game is over)")
+        description=f"a page of the games in order (from `schedule_offset`, "
+                    f"{SCHEDULE_PAGE} unless `limit` asks for up to {MAX_SCHEDULE_PAGE}; "
+                    f"`total` counts them all): table, deal, rotation, seats, status "
+                    f"(pending, running, finished, aborted or cancelled), match_id, absent, "
+                    f"totals, ranks (a seed once the game is over)")
 
     @classmethod
-    def full(cls, row: TournamentRow) -> TournamentPage:
-        """The page of a stored tournament."""
-        return cls(**tournament_json(row))
+    def full(cls, row: TournamentRow, offset: int = 0,
+             limit: int = SCHEDULE_PAGE) -> TournamentPage:
+        """The page of a stored tournament, with ``limit`` games of its schedule from game
+        ``offset`` on."""
+        return cls(**tournament_json(row, offset, limit))
 
 
 class TournamentList(BaseModel):
@@ -108,13 +115,19 @@ async def tournaments(ctx: Context) -> TournamentList:
 
 
 @router.get("/api/tournaments/{tournament_id}", response_model=TournamentPage,
-            responses=error_responses(404))
-async def tournament(ctx: Context, tournament_id: TournamentId) -> TournamentPage:
-    """One tournament: its standings so far and every game of its schedule."""
+            responses=error_responses(404, 422))
+async def tournament(ctx: Context, tournament_id: TournamentId,
+                     offset: Annotated[int, Query(ge=0, le=1_000_000, description=(
+                         "the first game of the schedule to send"))] = 0,
+                     limit: Annotated[int, Query(ge=1, le=MAX_SCHEDULE_PAGE, description=(
+                         "how many games of the schedule to send"))] = SCHEDULE_PAGE
+                     ) -> TournamentPage:
+    """One tournament: its standings so far and a page of its schedule (``offset``,
+    ``limit``; ``total`` says how many games it holds)."""
     row = await asyncio.to_thread(ctx.store.tournament, tournament_id)
     if row is None:
         raise NotFoundError(f"no tournament {tournament_id!r}")
-    return TournamentPage.full(row)
+    return TournamentPage.full(row, offset, limit)
 
 
 class StandingsAfter(BaseModel):
@@ -149,7 +162,8 @@ async def standings_after(ctx: Context, tournament_id: TournamentId, after: Anno
 
 @router.post("/api/admin/tournaments", response_model=TournamentPage, status_code=201,
              dependencies=[Depends(require_admin)],
-             responses=error_responses(400, 401, 403, 404, 409, 422))
+             responses=error_responses(400, 401, 403, 404, 409, 422,
+                                       refusals=(TournamentTooLargeError,)))
 async def create(ctx: Context, body: TournamentIn) -> TournamentPage:
     """Start a live tournament (admin): its games are seated, unrated, between the bots'
     ladder matches as soon as the bots wait on the game's ladder."""

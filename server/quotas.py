@@ -1,0 +1,142 @@
+"""Bounded work per request, in one place: the caps on the settings of a match that a client
+without the admin token makes (a person's match from the web page's button, a challenge, a
+practice match), and the quotas per address and per bot.
+
+``bullring serve`` sets them (``--match-cap NAME=MAX``, ``--human-open-per-address``,
+``--human-per-hour``, ``--challenges-open``, ``--challenges-per-hour``); the defaults bound
+every anonymous and every bot's request without the operator setting anything. A match made
+with the admin token (``bullring match create``, AdminService.CreateMatch,
+``POST /api/admin/matches``) and the ladder's own settings are the operator's choice and are
+not capped. Over a cap, a request is refused with ``SettingOverCapError`` (400
+``setting_over_cap``); over a quota with ``OpenQuotaError`` or ``HourlyQuotaError`` (429 with
+Retry-After over HTTP, RESOURCE_EXHAUSTED over gRPC, the same message).
+
+The hourly quotas count in this process's memory, in a moving window of one hour (the
+``limits`` library); servers sharing a database each count their own. What is open at once
+is counted where it lives: a person's open matches in this process, a bot's open challenges
+in the database.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from limits import RateLimitItemPerHour
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
+
+from bullring.server.errors import HourlyQuotaError, SettingOverCapError
+
+
+@dataclass(frozen=True, slots=True)
+class MatchCaps:
+    """The most each setting that drives a match's work may ask for, in a match made
+    without the admin token. A match within every cap is at most 10 rounds of at most 10
+    seats, and a silent seat costs at most ``max_timeouts`` deadlines plus its bank."""
+
+    seats: int = 10
+    """Seats at the table (every game's largest table fits)."""
+    rounds: int = 10
+    """``rounds`` (6 nimmt!: a fixed number of rounds; No Thanks!: rounds played)."""
+    end_threshold: int = 100
+    """6 nimmt!'s ``end_threshold`` (the total that ends the game; 66 by the rules)."""
+    chips: int = 20
+    """No Thanks!'s ``chips`` per seat (each chip is one more pass)."""
+    deadline_ms: int = 60_000
+    """``deadline_ms``, the time for each decision."""
+    max_timeouts: int = 5
+    """``max_timeouts``, timeouts in a row before a seat counts as disconnected."""
+    time_bank_ms: int = 60_000
+    """``time_bank_ms``, each seat's extra time for the whole match."""
+
+    def __post_init__(self) -> None:
+        for name in self.names():
+            if getattr(self, name) < 1:
+                raise ValueError(f"the cap on {name} must be at least 1, not "
+                                 f"{getattr(self, name)}")
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The settings that have a cap, ``seats`` first."""
+        return tuple(f.name for f in fields(cls))
+
+    def check(self, seats: int, settings: Mapping[str, object]) -> None:
+        """Refuse (SettingOverCapError) a table of ``seats`` or a setting of ``settings``
+        (the engine's, every setting written out) above its cap; a setting a game does not
+        have is not checked."""
+        asked: dict[str, object] = {"seats": seats, **settings}
+        for name in self.names():
+            value = asked.get(name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                continue
+            cap = getattr(self, name)
+            if value > cap:
+                raise SettingOverCapError(
+                    f"{name} is at most {cap} in a match made without the admin token, not "
+                    f"{value} (the server's cap: bullring serve --match-cap {name}=MAX)")
+
+
+@dataclass(frozen=True, slots=True)
+class Quotas:
+    """How much one address (anonymous routes) or one registered bot may ask for: open at
+    once and per hour. 0 turns a quota off."""
+
+    human_open_per_address: int = 2
+    """Matches for people (``POST /api/human-matches``) one address may have open at once."""
+    human_per_hour_per_address: int = 20
+    """Matches for people one address may ask for in any hour (refused ones count)."""
+    challenges_open_per_bot: int = 10
+    """Challenges and practice matches a bot may have waiting at once (pending, or
+    accepted and not yet seated)."""
+    challenges_per_hour_per_bot: int = 120
+    """Challenges and practice matches a bot may ask for in any hour (refused ones
+    count)."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if getattr(self, f.name) < 0:
+                raise ValueError(f"{f.name} must be 0 (off) or more, not "
+                                 f"{getattr(self, f.name)}")
+
+
+class HourlyQuota:
+    """At most ``per_hour`` requests per key in any hour: a moving window kept in memory by
+    the ``limits`` library. 0: no limit."""
+
+    def __init__(self, per_hour: int, what: str, option: str) -> None:
+        self.per_hour = per_hour
+        self.what = what
+        """What is counted, in words (``matches for people from one address``)."""
+        self.option = option
+        """The ``bullring serve`` option that sets ``per_hour``."""
+        self._item = RateLimitItemPerHour(max(1, per_hour))
+        self._limiter = MovingWindowRateLimiter(MemoryStorage())
+
+    def take(self, key: str) -> None:
+        """Count one request of ``key``, or refuse it (HourlyQuotaError, saying in how many
+        seconds the oldest request counted leaves the window)."""
+        if self.per_hour <= 0 or self._limiter.hit(self._item, key):
+            return
+        stats = self._limiter.get_window_stats(self._item, key)
+        retry = max(1, math.ceil(stats.reset_time - time.time()))
+        raise HourlyQuotaError(f"{self.per_hour} {self.what} in the last hour (bullring serve "
+                               f"{self.option}); try again in {retry} s", retry)
+
+
+def address_key(host: str | None) -> str:
+    """The key one client address counts under: an IPv4 address, or an IPv6 address's /64
+    network (what one machine is usually given); anything else as it is."""
+    if not host:
+        return "unknown"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address.ipv4_mapped or address) if isinstance(address, ipaddress.IPv6Address) \
+        else str(address)
