@@ -24,6 +24,7 @@ from bullring.server.challenges.offers import Challenges
 from bullring.server.errors import DatabaseUnavailableError
 from bullring.server.ladder.seating import Ladder, LadderOptions
 from bullring.server.match.hub import MatchHub
+from bullring.server.metrics import ServerMetrics
 from bullring.server.store import Store
 from bullring.server.store.base import DEFAULT_DB
 from bullring.server.store.instances import InstanceGuard
@@ -60,6 +61,8 @@ class ServerOptions:
     """What clients may hold on both ports: connections, streams, sizes, silences."""
     human_matches: int = 8
     """Matches for people the web page's button may have open at once (0: no button)."""
+    metrics: str = "admin"
+    """Who may read /metrics (``bullring.server.metrics.ACCESS``)."""
 
 
 class RefereeServer:
@@ -67,10 +70,13 @@ class RefereeServer:
 
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
-        self.store = Store(options.db, options.db_retry_s)
+        self.metrics = ServerMetrics()
+        """This server's metrics, with a registry of its own (served at /metrics)."""
+        self.store = Store(options.db, options.db_retry_s, self.metrics)
         self.guard = InstanceGuard(self.store.engine)
         self.hub = MatchHub(self.store, options.start_timeout_s, self.guard.id)
         self.ladder = Ladder(self.store, self.hub, options.ladder, self.guard)
+        self.metrics.watch(self.hub, self.ladder)
         self.aborted_at_start: list[str] = []
         """Matches left running by a server that died, aborted when this one started."""
         self.health = health.aio.HealthServicer()
@@ -78,9 +84,10 @@ class RefereeServer:
                                       options=[*wire.channel_options(),
                                                *options.limits.grpc_options()])
         self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder,
-                                                         options.limits.header_timeout_s
-                                                         ).handler(),
-                                              SpectatorService(self.hub).handler(),
+                                                         options.limits.header_timeout_s,
+                                                         self.metrics).handler(),
+                                              SpectatorService(self.hub, self.metrics
+                                                               ).handler(),
                                               AdminService(self.store, self.ladder).handler(),
                                               LadderService(self.store).handler(),
                                               ChallengeService(Challenges(
@@ -95,7 +102,8 @@ class RefereeServer:
         self._trimmer: asyncio.Task[None] | None = None
         self.http: HttpServer | None = None
         if options.http_port is not None:
-            context = ApiContext(self.hub, self.ladder, human_limit=options.human_matches)
+            context = ApiContext(self.hub, self.ladder, human_limit=options.human_matches,
+                                 metrics=self.metrics, metrics_access=options.metrics)
             self.http = HttpServer(build_app(context), options.host, options.http_port,
                                    options.grace_s, options.limits, token_gate(context))
 

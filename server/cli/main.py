@@ -16,6 +16,10 @@ from bullring.server.cli import ladder as ladder_cli
 from bullring.server.cli import options
 from bullring.server.cli import tournament as server_tournament_cli
 
+METRICS_ACCESS = ("admin", "token", "public", "off")
+"""The values of ``bullring serve --metrics`` (``bullring.server.metrics.ACCESS`` says
+what each lets in; the command line does not import the server to parse its options)."""
+
 
 def _replay_verify(args: argparse.Namespace) -> int:
     from bullring.referee import replay
@@ -68,7 +72,8 @@ def _serve(args: argparse.Namespace) -> int:
                                                      args.max_body_kb * 1024,
                                                      header_timeout_s=args.header_timeout,
                                                      idle_timeout_s=args.idle_timeout),
-                                       human_matches=args.human_matches)
+                                       human_matches=args.human_matches,
+                                       metrics=args.metrics)
     return app.main(server_options)
 
 
@@ -112,6 +117,11 @@ def _add_serve(commands: cli.Commands) -> None:
     serve.add_argument("--human-matches", type=cli.non_negative(), default=8, metavar="N",
                        help="matches for people (the web page's \"play against the bots\") "
                             "open at once (default: 8; 0: no such button)")
+    serve.add_argument("--metrics", choices=METRICS_ACCESS, default="admin",
+                       help="who may read the Prometheus metrics at /metrics on the HTTP "
+                            "port: admin (loopback addresses, and the admin token from "
+                            "anywhere; the default), token (the admin token only), public, "
+                            "or off")
     limits = serve.add_argument_group(
         "limits", "what clients may hold, the same on the gRPC and the HTTP port")
     limits.add_argument("--max-connections", type=cli.non_negative(), default=0, metavar="N",

@@ -29,6 +29,7 @@ from bullring.server.match.feed import FELL_BEHIND
 from bullring.server.match.hub import MatchHub
 from bullring.server.match.outbox import Outbox
 from bullring.server.match.runner import MatchRunner
+from bullring.server.metrics import ServerMetrics
 from bullring.server.store.models import BotRow
 from bullring.server.transports.grpc.calls import at_once, bearer_token, parsed, read_request
 from bullring.server.transports.limits import Limits
@@ -51,11 +52,14 @@ class BotService:
     A seat token plays its one seat; a registered bot's token plays the ladder."""
 
     def __init__(self, hub: MatchHub, ladder: Ladder | None = None,
-                 join_timeout_s: float = Limits().header_timeout_s) -> None:
+                 join_timeout_s: float = Limits().header_timeout_s,
+                 metrics: ServerMetrics | None = None) -> None:
         self.hub = hub
         self.ladder = ladder
         self.join_timeout_s = join_timeout_s
         """How soon a Play stream must send its Join (the limits' header timeout)."""
+        self.metrics = metrics if metrics is not None else ServerMetrics()
+        """Where the streams are counted."""
 
     async def _bot(self, context: grpc.aio.ServicerContext[Any, Any],
                    fresh: bool = False) -> BotRow | None:
@@ -121,6 +125,8 @@ class BotService:
         problem: list[str] = []
         reader = asyncio.create_task(self._read(requests, route, outbox, problem))
         why = "gRPC Play stream closed"
+        streams = self.metrics.stream("grpc_play")
+        streams.inc()
         try:
             async for item in _drain(outbox, join.accept_batches):
                 yield item
@@ -132,6 +138,7 @@ class BotService:
             why = CANCELLED
             raise
         finally:
+            streams.dec()
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
@@ -179,10 +186,10 @@ class BotService:
             if problem:
                 outbox.put_nowait(None)
 
-    @staticmethod
-    def _submit(target: tuple[MatchRunner, int] | None, answer: pb.Answer
+    def _submit(self, target: tuple[MatchRunner, int] | None, answer: pb.Answer
                 ) -> pb.AnswerAccepted | pb.AnswerRejected:
         if target is None:
+            self.hub.tally.answer_unrouted()
             return pb.AnswerRejected(decision_id=answer.decision_id,
                                      reason=pb.REJECT_REASON_NOT_PENDING,
                                      message="no match of this bot is in progress here")
@@ -198,6 +205,8 @@ class BotService:
         bot = await self._bot(context, fresh=True)
         outbox, _, leave = await self._connect(bot, request, context, "gRPC Subscribe")
         why = "gRPC Subscribe stream closed"
+        streams = self.metrics.stream("grpc_subscribe")
+        streams.inc()
         try:
             async for item in _drain(outbox, request.accept_batches):
                 yield outgoing.subscribed(item)
@@ -206,6 +215,7 @@ class BotService:
             why = CANCELLED
             raise
         finally:
+            streams.dec()
             leave(why)
 
     async def submit_answer(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
@@ -238,8 +248,10 @@ class BotService:
 class SpectatorService:
     """SpectatorService.Watch: the public events of a live match."""
 
-    def __init__(self, hub: MatchHub) -> None:
+    def __init__(self, hub: MatchHub, metrics: ServerMetrics | None = None) -> None:
         self.hub = hub
+        self.metrics = metrics if metrics is not None else ServerMetrics()
+        """Where the spectators' streams are counted."""
 
     async def watch(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
                     ) -> AsyncIterator[bytes]:
@@ -256,10 +268,13 @@ class SpectatorService:
                 yield stored.SerializeToString()
             return
         outbox = runner.feed.watch()
+        streams = self.metrics.stream("grpc_watch")
+        streams.inc()
         try:
             while (item := await outbox.get()) is not None:
                 yield item
         finally:
+            streams.dec()
             runner.feed.unwatch(outbox)  # a spectator that left is fed no more
         if outbox.stalled:
             await abort_grpc(context, FellBehindError(FELL_BEHIND))

@@ -14,6 +14,7 @@ from starlette.types import Scope
 from bullring.server.errors import DatabaseUnavailableError, NotAdminError, NotAuthenticatedError
 from bullring.server.ladder.seating import Ladder
 from bullring.server.match.hub import MatchHub
+from bullring.server.metrics import ServerMetrics
 from bullring.server.store import Store
 from bullring.server.transports.http.polling import PollSessions
 
@@ -35,6 +36,13 @@ class ApiContext:
     once; 0: none are made."""
     human_matches: dict[str, float] = field(default_factory=dict)
     """The open matches made for people, with when each was made (monotonic seconds)."""
+    metrics: ServerMetrics = field(default_factory=ServerMetrics)
+    """The server's metrics: served at /metrics, and where HTTP streams are counted."""
+    metrics_access: str = "admin"
+    """Who may read /metrics (``bullring.server.metrics.ACCESS``)."""
+
+    def __post_init__(self) -> None:
+        self.polls.gauge = self.metrics.stream("http_long_poll")
 
     @property
     def store(self) -> Store:

@@ -48,8 +48,9 @@ async def watched(ctx: Context, match_id: MatchId
 @router.get("/matches/{match_id}/feed", response_class=EventSourceResponse,
             responses=error_responses(422, refusals=(UnknownMatchError, MatchElsewhereError,
                                                      MatchNotStartedError)))
-async def feed(source: Annotated[MatchRunner | list[pb.WatchResponse] | pb.MatchEnded,
-                                  Depends(watched)],
+async def feed(ctx: Context,
+               source: Annotated[MatchRunner | list[pb.WatchResponse] | pb.MatchEnded,
+                                 Depends(watched)],
                last_event_id: Annotated[int | None, Header(
                    alias="Last-Event-ID", ge=0, le=2**31,
                    description="resume after this event (sent by a reconnecting EventSource)")
@@ -67,6 +68,8 @@ async def feed(source: Annotated[MatchRunner | list[pb.WatchResponse] | pb.Match
         return
     outbox = source.feed.watch()
     number = 0
+    streams = ctx.metrics.stream("http_feed")
+    streams.inc()
     try:
         while (raw := await outbox.get()) is not None:
             item = pb.WatchResponse.FromString(raw)
@@ -75,6 +78,7 @@ async def feed(source: Annotated[MatchRunner | list[pb.WatchResponse] | pb.Match
             number += item.WhichOneof("body") != "match_ended"
             await asyncio.sleep(0)
     finally:
+        streams.dec()
         source.feed.unwatch(outbox)
     if outbox.stalled:  # the client resumes after its last event (Last-Event-ID)
         yield ServerSentEvent(comment=FELL_BEHIND)

@@ -156,6 +156,8 @@ async def stream(ctx: Context, caller: Caller, request: Request, ladder: LadderP
     _, connect = await _connection(ctx, caller, ladder, matches, games,
                                    f"HTTP stream from {_peer(request)}", practice_only)
     outbox, on_close = connect()
+    streams = ctx.metrics.stream("http_stream")
+    streams.inc()
     try:
         number = 0
         while (raw := await outbox.get()) is not None:
@@ -164,6 +166,7 @@ async def stream(ctx: Context, caller: Caller, request: Request, ladder: LadderP
             yield ServerSentEvent(event=item.WhichOneof("body"), data=to_json(item),
                                   id=str(number))
     finally:
+        streams.dec()
         on_close("HTTP stream closed")
 
 
@@ -216,6 +219,7 @@ async def answer(ctx: Context, body: AnswerIn, caller: Caller) -> Verdict:
     if isinstance(caller, BotRow):
         target = None if ctx.ladder is None else ctx.ladder.target(caller.name)
         if target is None:
+            ctx.hub.tally.answer_unrouted()
             return Verdict(rejected=to_json(pb.AnswerRejected(
                 decision_id=body.decision_id, reason=pb.REJECT_REASON_NOT_PENDING,
                 message="no match of this bot is in progress here")))
