@@ -23,6 +23,7 @@ from bullring.contract import wire
 from bullring.server.challenges.offers import Challenges
 from bullring.server.errors import DatabaseUnavailableError
 from bullring.server.ladder.seating import Ladder, LadderOptions
+from bullring.server.logs import formatter
 from bullring.server.match.hub import MatchHub
 from bullring.server.metrics import ServerMetrics
 from bullring.server.store import Store
@@ -63,6 +64,8 @@ class ServerOptions:
     """Matches for people the web page's button may have open at once (0: no button)."""
     metrics: str = "admin"
     """Who may read /metrics (``bullring.server.metrics.ACCESS``)."""
+    log_format: str = "text"
+    """How the log is written: ``text`` lines or ``json`` objects (``bullring.server.logs``)."""
 
 
 class RefereeServer:
@@ -329,8 +332,9 @@ def main(options: ServerOptions) -> int:
 
     A port in use or a database that cannot be opened ends the start with a ``CommandError``
     (one line) before anything listens."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter(options.log_format))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
     noise = ClientNoise()
     for name in ("grpc._cython.cygrpc", "asyncio"):
         logging.getLogger(name).addFilter(noise)

@@ -15,6 +15,7 @@ from bullring.server.cli import challenge as challenge_cli
 from bullring.server.cli import ladder as ladder_cli
 from bullring.server.cli import options
 from bullring.server.cli import tournament as server_tournament_cli
+from bullring.server.logs import LOG_FORMATS
 
 METRICS_ACCESS = ("admin", "token", "public", "off")
 """The values of ``bullring serve --metrics`` (``bullring.server.metrics.ACCESS`` says
@@ -73,7 +74,7 @@ def _serve(args: argparse.Namespace) -> int:
                                                      header_timeout_s=args.header_timeout,
                                                      idle_timeout_s=args.idle_timeout),
                                        human_matches=args.human_matches,
-                                       metrics=args.metrics)
+                                       metrics=args.metrics, log_format=args.log_format)
     return app.main(server_options)
 
 
@@ -122,6 +123,9 @@ def _add_serve(commands: cli.Commands) -> None:
                             "port: admin (loopback addresses, and the admin token from "
                             "anywhere; the default), token (the admin token only), public, "
                             "or off")
+    serve.add_argument("--log-format", choices=LOG_FORMATS, default="text",
+                       help="the log on standard error: text lines (the default) or json, "
+                            "one object per line")
     limits = serve.add_argument_group(
         "limits", "what clients may hold, the same on the gRPC and the HTTP port")
     limits.add_argument("--max-connections", type=cli.non_negative(), default=0, metavar="N",

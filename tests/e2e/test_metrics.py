@@ -1,5 +1,6 @@
 """The metrics a real server serves at /metrics count exactly what happened, in bounded
-labels that carry no secret, for whom ``--metrics`` lets in."""
+labels that carry no secret, for whom ``--metrics`` lets in; ``--log-format json`` writes
+one JSON object per log line."""
 
 from __future__ import annotations
 
@@ -327,6 +328,27 @@ def test_metrics_answer_whom_the_metrics_option_lets_in(
             assert "bullring_matches_started_total" in with_token.text
     finally:
         server.stop()
+
+
+def test_json_logs_say_what_the_text_lines_say(tmp_path: Path) -> None:
+    """With ``--log-format json`` every line the server logs is one JSON object with its
+    time, level, logger and message: the result of a match is the text line's message."""
+    server = ServerProcess(db_url(tmp_path), ["--log-format", "json"]).start()
+    try:
+        match = server.create_match("six_nimmt", 2, "--house", "1=greedy", "--setting",
+                                    "rounds=1")
+        results = finish([server.bot(match.tokens[0], "house:random")])
+        assert results[0][0] == 0, results[0][1][-1500:]
+    finally:
+        log = server.stop()
+    lines = [json.loads(line) for line in log.splitlines()]
+    assert lines and all({"time", "level", "logger", "message"} <= set(line) for line in lines)
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", line["time"])
+               for line in lines)
+    replay = json.loads(server.replay(match.match_id))
+    assert {"level": "INFO", "logger": "bullring.hub",
+            "message": f"match {match.match_id} normal: totals {replay['totals']}"} in [
+        {k: line[k] for k in ("level", "logger", "message")} for line in lines]
 
 
 def test_every_metric_served_is_in_the_operations_guide(server: ServerProcess) -> None:
