@@ -34,7 +34,7 @@ from tests.seat_client import SeatClient
 from tests.serving import ServerProcess, db_url, finish
 
 HTTP_BOT = str(Path(__file__).resolve().parents[1] / "bots" / "http_only.py")
-OPERATIONS = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
+OPERATIONS = Path(__file__).resolve().parents[2] / "docs/operations.md"
 
 Key = tuple[str, tuple[tuple[str, str], ...]]
 """A sample: its name and its labels, sorted."""
