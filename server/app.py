@@ -29,8 +29,10 @@ from bullring.contract import wire
 from bullring.server.challenges.offers import Challenges
 from bullring.server.errors import DatabaseUnavailableError
 from bullring.server.ladder.seating import Ladder, LadderOptions
+from bullring.server.logs import formatter
 from bullring.server.match.archive import DEFAULT_CACHE_BYTES
 from bullring.server.match.hub import MatchHub
+from bullring.server.metrics import ServerMetrics
 from bullring.server.quotas import MatchCaps, Quotas
 from bullring.server.store import DEFAULT_CHALLENGE_RETENTION_S, Store
 from bullring.server.store.base import DEFAULT_DB
@@ -78,6 +80,10 @@ class ServerOptions:
     """How long a challenge that is over is kept before the housekeeping deletes it."""
     replay_cache_bytes: int = DEFAULT_CACHE_BYTES
     """Memory for the encoded feeds and replays of ended matches, shared by their readers."""
+    metrics: str = "admin"
+    """Who may read /metrics (``bullring.server.metrics.ACCESS``)."""
+    log_format: str = "text"
+    """How the log is written: ``text`` lines or ``json`` objects (``bullring.server.logs``)."""
 
 
 class RefereeServer:
@@ -85,11 +91,14 @@ class RefereeServer:
 
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
-        self.store = Store(options.db, options.db_retry_s)
+        self.metrics = ServerMetrics()
+        """This server's metrics, with a registry of its own (served at /metrics)."""
+        self.store = Store(options.db, options.db_retry_s, self.metrics)
         self.guard = InstanceGuard(self.store.engine)
         self.hub = MatchHub(self.store, options.start_timeout_s, self.guard.id,
                             cache_bytes=options.replay_cache_bytes)
         self.ladder = Ladder(self.store, self.hub, options.ladder, self.guard)
+        self.metrics.watch(self.hub, self.ladder)
         self.aborted_at_start: list[str] = []
         """Matches left running by a server that died, aborted when this one started."""
         self.health = health.aio.HealthServicer()
@@ -101,8 +110,10 @@ class RefereeServer:
         self.challenges = Challenges(self.hub, self.ladder, options.quotas, options.caps)
         """Practice matches and challenges, with each bot's quotas, for gRPC and HTTP."""
         self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder,
-                                                         options.limits).handler(),
-                                              SpectatorService(self.hub).handler(),
+                                                         options.limits,
+                                                         self.metrics).handler(),
+                                              SpectatorService(self.hub, self.metrics
+                                                               ).handler(),
                                               AdminService(self.store, self.ladder).handler(),
                                               LadderService(self.store).handler(),
                                               ChallengeService(self.challenges).handler()))
@@ -119,7 +130,8 @@ class RefereeServer:
             context = ApiContext(self.hub, self.ladder, human_limit=options.human_matches,
                                  stall_s=options.limits.stall_timeout_s,
                                  caps=options.caps, quotas=options.quotas,
-                                 challenges=self.challenges)
+                                 challenges=self.challenges,
+                                 metrics=self.metrics, metrics_access=options.metrics)
             self.http = HttpServer(build_app(context), options.host, options.http_port,
                                    options.grace_s, options.limits, token_gate(context))
 
@@ -408,7 +420,7 @@ def main(options: ServerOptions) -> int:
     A port in use or a database that cannot be opened ends the start with a ``CommandError``
     (one line) before anything listens."""
     handler = logging.StreamHandler(sys.stderr)  # every record one line, clients' text escaped
-    handler.setFormatter(cli.OneLineFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    handler.setFormatter(formatter(options.log_format))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
     noise = ClientNoise()
     for name in ("grpc._cython.cygrpc", "asyncio"):

@@ -15,6 +15,11 @@ from bullring.server.cli import challenge as challenge_cli
 from bullring.server.cli import ladder as ladder_cli
 from bullring.server.cli import options
 from bullring.server.cli import tournament as server_tournament_cli
+from bullring.server.logs import LOG_FORMATS
+
+METRICS_ACCESS = ("admin", "token", "public", "off")
+"""The values of ``bullring serve --metrics`` (``bullring.server.metrics.ACCESS`` says
+what each lets in; the command line does not import the server to parse its options)."""
 
 
 def _replay_verify(args: argparse.Namespace) -> int:
@@ -83,7 +88,8 @@ def _serve(args: argparse.Namespace) -> int:
                                        admin_token_file=args.admin_token_file,
                                        caps=MatchCaps(**dict(args.match_cap)), quotas=quotas,
                                        challenge_retention_s=args.challenge_retention,
-                                       replay_cache_bytes=args.replay_cache_mb << 20)
+                                       replay_cache_bytes=args.replay_cache_mb << 20,
+                                       metrics=args.metrics, log_format=args.log_format)
     return app.main(server_options)
 
 
@@ -132,6 +138,14 @@ def _add_serve(commands: cli.Commands) -> None:
                        help="where the first start writes the admin token, mode 0600 (default: "
                             "beside a SQLite database, bullring.db: bullring-admin-token; "
                             "else ./bullring-admin-token)")
+    serve.add_argument("--metrics", choices=METRICS_ACCESS, default="admin",
+                       help="who may read the Prometheus metrics at /metrics on the HTTP "
+                            "port: admin (loopback addresses, and the admin token from "
+                            "anywhere; the default), token (the admin token only), public, "
+                            "or off")
+    serve.add_argument("--log-format", choices=LOG_FORMATS, default="text",
+                       help="the log on standard error: text lines (the default) or json, "
+                            "one object per line")
     limits = serve.add_argument_group(
         "limits", "what clients may hold, the same on the gRPC and the HTTP port")
     limits.add_argument("--max-connections", type=cli.non_negative(), default=0, metavar="N",

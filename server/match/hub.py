@@ -16,6 +16,7 @@ from bullring.referee.replay import ReplayError, public_events
 from bullring.server.errors import DatabaseUnavailableError, GameMismatchError, MatchOverError
 from bullring.server.match.archive import DEFAULT_CACHE_BYTES, Archive
 from bullring.server.match.runner import MatchRunner
+from bullring.server.match.tally import MatchTally
 from bullring.server.store import MatchConfig, Store, UnknownMatchError
 from bullring.server.store.models import BotRow
 
@@ -79,6 +80,8 @@ class MatchHub:
         match behind every earlier one: tens of seconds at 512 joining bots)."""
         self.unstored: dict[str, asyncio.Task[None]] = {}
         """Matches over whose end waits for the database to come back, by id."""
+        self.tally = MatchTally()
+        """What the matches run here have done (the server's metrics read it)."""
 
     async def seat_for_token(self, token: str) -> tuple[str, int] | None:
         """The (match id, seat) ``token`` plays, or None for an unknown token."""
@@ -155,7 +158,7 @@ class MatchHub:
         if config.status in ("finished", "aborted"):
             raise MatchOverError(f"match {match_id} is {config.status}")
         await asyncio.to_thread(self.store.claim_match, match_id, self.instance)
-        runner = MatchRunner(config, self._stored, self.start_timeout_s)
+        runner = MatchRunner(config, self._stored, self.start_timeout_s, self.tally)
         self.runners[match_id] = runner
         self.tasks[match_id] = asyncio.create_task(self._run(runner), name=f"match-{match_id}")
         return runner
@@ -232,7 +235,7 @@ class MatchHub:
               after: Callable[[MatchRunner], Awaitable[None]]) -> MatchRunner:
         """Run a match already stored as running here (a ladder match): ``attach`` connects
         its seats before it starts; ``after`` runs once its end is stored."""
-        runner = MatchRunner(config, self._stored, start_timeout_s=0.0)
+        runner = MatchRunner(config, self._stored, start_timeout_s=0.0, tally=self.tally)
         self.runners[config.match_id] = runner
         attach(runner)
 

@@ -38,6 +38,7 @@ from bullring.server.match.answers import MAX_ID_LOGGED, not_pending, refusal
 from bullring.server.match.clock import MatchClock, Pending
 from bullring.server.match.feed import MatchFeed, SeatLink
 from bullring.server.match.outbox import Outbox
+from bullring.server.match.tally import NO_KIND, MatchTally
 from bullring.server.store import MatchConfig
 
 log = logging.getLogger("bullring.match")
@@ -46,15 +47,22 @@ INLINE_POINTS = 16
 """How many decision points answered by house bots alone one loop pass may resolve in a row
 before it lets the other matches run."""
 
+VERDICTS: dict[int, str] = {value: name.removeprefix("REJECT_REASON_").lower()
+                            for name, value in pb.RejectReason.items()}
+"""The verdict a rejection is counted as (``bullring.server.match.tally``), by its reason:
+``illegal_action``, ``malformed_action``, ``not_pending``, ..."""
+
 
 class MatchRunner:
     """Runs one stored match to its end over whatever seat connections come and go."""
 
     def __init__(self, config: MatchConfig,
                  on_finish: Callable[[dict[str, Any]], Awaitable[None]],
-                 start_timeout_s: float = 60.0) -> None:
+                 start_timeout_s: float = 60.0, tally: MatchTally | None = None) -> None:
         self.config = config
         self.spec = get_game(config.game)
+        self.tally = (tally if tally is not None else MatchTally()).game(self.spec.id)
+        """Where this match counts what it does, for the server's metrics."""
         self.state: GameState = self.spec.new_state(len(config.seat_names), config.settings,
                                                     config.seed)
         self.deadline_s = int(self.state.settings["deadline_ms"]) / 1000
@@ -135,25 +143,30 @@ class MatchRunner:
             self._event("reconnect", seat=seat, reason="answered again")
         pending = self.pending
         if pending is None or pending.ids.get(seat) != decision_id:
-            return self._reject(seat, decision_id, pb.REJECT_REASON_NOT_PENDING,
+            return self._reject(seat, decision_id, NO_KIND, pb.REJECT_REASON_NOT_PENDING,
                                 not_pending(seat, decision_id))
+        kind = self.state.pending[seat].kind
         if seat in pending.answers:
+            self.tally.not_take(kind, "duplicate")
             return pb.AnswerAccepted(decision_id=decision_id)  # a retry: counted once
         refused = refusal(self.state, seat, action, field)
         if refused is not None:
-            return self._reject(seat, decision_id, refused[0], refused[1])
+            return self._reject(seat, decision_id, kind, refused[0], refused[1])
         assert action is not None
-        self.log.append({**answer_event(self.state, seat, action),
-                         **self.clock.took(pending, seat, time.monotonic())})
+        timing = self.clock.took(pending, seat, time.monotonic())
+        self.tally.accept(kind, timing["ms"] / 1000)
+        self.log.append({**answer_event(self.state, seat, action), **timing})
         pending.answers[seat] = action
         link.strikes = 0
         pending.mark_complete()
         return pb.AnswerAccepted(decision_id=decision_id)
 
-    def _reject(self, seat: int, decision_id: str, reason: pb.RejectReason,
+    def _reject(self, seat: int, decision_id: str, kind: str, reason: pb.RejectReason,
                 message: str) -> pb.AnswerRejected:
-        """The rejection of an answer; logged, up to ``MAX_REJECTS_LOGGED`` a seat per
-        decision point (a bot that floods wrong answers must not grow the match log)."""
+        """The rejection of an answer (to a decision of ``kind``); logged, up to
+        ``MAX_REJECTS_LOGGED`` a seat per decision point (a bot that floods wrong answers
+        must not grow the match log), and counted."""
+        self.tally.not_take(kind, VERDICTS.get(reason, "rejected"))
         if self.seats[seat].count_rejection(self.state.step):
             self._event("reject", seat=seat, decision_id=decision_id[:MAX_ID_LOGGED],
                         reason=pb.RejectReason.Name(reason), message=message)
@@ -171,6 +184,7 @@ class MatchRunner:
                                                   if not s.joined_once])
         self.started.set()
         self._event("match_start")
+        self.tally.match_started()
         for engine_event in self.state.opening:  # the opening rows or card, for spectators
             self._publish(engine_event)
         self._loop = asyncio.get_running_loop()
@@ -206,6 +220,7 @@ class MatchRunner:
                 self.log.append(answer_event(state, seat, action))
                 pending.answers[seat] = action
             else:
+                self.tally.request(state.pending[seat].kind)
                 self._send_request(seat)  # a struck-out seat still sees the game go on
         self._default_absent(pending)
         if pending.answers.keys() != pending.ids.keys():
@@ -387,8 +402,9 @@ class MatchRunner:
         link = self.seats[seat]
         link.strikes += 1
         assert self.pending is not None
-        self._event("timeout", seat=seat, strikes=link.strikes,
-                    server_late_ms=self.clock.late_ms(self.pending, seat),
+        late_ms = self.clock.late_ms(self.pending, seat)
+        self.tally.timeout("server" if late_ms > 0 else "bot")
+        self._event("timeout", seat=seat, strikes=link.strikes, server_late_ms=late_ms,
                     **self.clock.exhaust(seat))
         self._default(seat, "timeout")
         if link.strikes >= self.max_timeouts and not link.disconnected:
@@ -400,12 +416,14 @@ class MatchRunner:
         action = self.state.default_action(seat)
         self.log.append({**answer_event(self.state, seat, action, default=True), "why": why})
         self.pending.answers[seat] = action
+        self.tally.default(why)
 
     async def _finish(self, termination: str) -> None:
         """Store the replay first, then tell every seat and spectator the result."""
         self._halt()  # the timer left running would hold this runner for up to a deadline
         totals, ranks = self.state.result()
         self._event("match_end", termination=termination)
+        self.tally.match_finished(termination)
         replay = build_replay(self.state, events=self.log, termination=termination,
                               **self.config.replay_fields())
         try:

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, create_engine
 
 from bullring.server.store.migrate import upgrade
-from bullring.server.store.retry import DEFAULT_BUDGET_S, Retry
+from bullring.server.store.retry import DEFAULT_BUDGET_S, Retry, RetryObserver
 
 DEFAULT_DB = "sqlite:///bullring.db"
 """The embedded default: a SQLite file in the working folder."""
@@ -86,12 +86,14 @@ def _postgres_error(context: Any) -> None:
 class StoreBase:
     """What every part of the store shares: one database URL, its engine (the schema is
     upgraded to head on opening), sessions, and ``retry_s``, how long a call keeps retrying
-    while the database is unavailable."""
+    while the database is unavailable (``observer`` is told of every try: the server's
+    metrics)."""
 
-    def __init__(self, url: str = DEFAULT_DB, retry_s: float = DEFAULT_BUDGET_S) -> None:
+    def __init__(self, url: str = DEFAULT_DB, retry_s: float = DEFAULT_BUDGET_S,
+                 observer: RetryObserver | None = None) -> None:
         self.url = url
         self.sqlite = url.startswith("sqlite")
-        self.retry = Retry(retry_s)
+        self.retry = Retry(retry_s, observer=observer)
         args: dict[str, Any] = {"check_same_thread": False, "timeout": SQLITE_BUSY_S} \
             if self.sqlite else {}
         # pre-ping: a pooled connection that a PostgreSQL restart closed is replaced, not used.

@@ -29,6 +29,7 @@ from bullring.server.match.feed import FELL_BEHIND
 from bullring.server.match.hub import MatchHub
 from bullring.server.match.outbox import Outbox
 from bullring.server.match.runner import MatchRunner
+from bullring.server.metrics import ServerMetrics
 from bullring.server.store.models import BotRow
 from bullring.server.transports.grpc.calls import at_once, bearer_token, parsed, read_request
 from bullring.server.transports.limits import Limits
@@ -53,7 +54,8 @@ class BotService:
     A seat token plays its one seat; a registered bot's token plays the ladder."""
 
     def __init__(self, hub: MatchHub, ladder: Ladder | None = None,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None,
+                 metrics: ServerMetrics | None = None) -> None:
         self.hub = hub
         self.ladder = ladder
         limits = limits or Limits()
@@ -61,6 +63,8 @@ class BotService:
         """How soon a Play stream must send its Join (the limits' header timeout)."""
         self.stall_s = limits.stall_timeout_s
         """How long one write of a stream may wait for its client to read."""
+        self.metrics = metrics if metrics is not None else ServerMetrics()
+        """Where the streams are counted."""
 
     async def _bot(self, context: grpc.aio.ServicerContext[Any, Any],
                    fresh: bool = False) -> BotRow | None:
@@ -127,6 +131,8 @@ class BotService:
         reader = asyncio.create_task(self._read(requests, route, outbox, problem))
         guard = asyncio.create_task(guard_writes(outbox, self.stall_s, leave))
         why = "gRPC Play stream closed"
+        streams = self.metrics.stream("grpc_play")
+        streams.inc()
         try:
             async for item in _drain(outbox, join.accept_batches):
                 yield item
@@ -138,6 +144,7 @@ class BotService:
             why = CANCELLED
             raise
         finally:
+            streams.dec()
             for task in (reader, guard):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -186,10 +193,10 @@ class BotService:
             if problem:
                 outbox.put_nowait(None)
 
-    @staticmethod
-    def _submit(target: tuple[MatchRunner, int] | None, answer: pb.Answer
+    def _submit(self, target: tuple[MatchRunner, int] | None, answer: pb.Answer
                 ) -> pb.AnswerAccepted | pb.AnswerRejected:
         if target is None:
+            self.hub.tally.answer_unrouted()
             return pb.AnswerRejected(decision_id=answer.decision_id,
                                      reason=pb.REJECT_REASON_NOT_PENDING,
                                      message="no match of this bot is in progress here")
@@ -206,6 +213,8 @@ class BotService:
         outbox, _, leave = await self._connect(bot, request, context, "gRPC Subscribe")
         guard = asyncio.create_task(guard_writes(outbox, self.stall_s, leave))
         why = "gRPC Subscribe stream closed"
+        streams = self.metrics.stream("grpc_subscribe")
+        streams.inc()
         try:
             async for item in _drain(outbox, request.accept_batches):
                 yield outgoing.subscribed(item)
@@ -214,6 +223,7 @@ class BotService:
             why = CANCELLED
             raise
         finally:
+            streams.dec()
             guard.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await guard
@@ -249,8 +259,10 @@ class BotService:
 class SpectatorService:
     """SpectatorService.Watch: the public events of a live match."""
 
-    def __init__(self, hub: MatchHub) -> None:
+    def __init__(self, hub: MatchHub, metrics: ServerMetrics | None = None) -> None:
         self.hub = hub
+        self.metrics = metrics if metrics is not None else ServerMetrics()
+        """Where the spectators' streams are counted."""
 
     async def watch(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
                     ) -> AsyncIterator[bytes]:
@@ -267,10 +279,13 @@ class SpectatorService:
                 yield stored
             return
         outbox = runner.feed.watch()
+        streams = self.metrics.stream("grpc_watch")
+        streams.inc()
         try:
             while (item := await outbox.get()) is not None:
                 yield item
         finally:
+            streams.dec()
             runner.feed.unwatch(outbox)  # a spectator that left is fed no more
         if outbox.stalled:
             await abort_grpc(context, FellBehindError(FELL_BEHIND))

@@ -18,6 +18,7 @@ from bullring.server.transports.http import (
     errors,
     feed,
     human,
+    metrics,
     play,
     proto_schema,
     tournaments,
@@ -46,6 +47,8 @@ def build_app(ctx: ApiContext) -> FastAPI:
     errors.install(app)
     for module in (browse, feed, play, human, challenges, tournaments, tv, admin):
         app.include_router(module.router)
+    if ctx.metrics_access != "off":
+        app.include_router(metrics.router)
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:

@@ -15,6 +15,7 @@ from bullring.server.challenges.offers import Challenges
 from bullring.server.errors import DatabaseUnavailableError, NotAdminError, NotAuthenticatedError
 from bullring.server.ladder.seating import Ladder
 from bullring.server.match.hub import MatchHub
+from bullring.server.metrics import ServerMetrics
 from bullring.server.quotas import HourlyQuota, MatchCaps, Quotas
 from bullring.server.store import Store
 from bullring.server.transports.http.polling import PollSessions
@@ -52,6 +53,10 @@ class ApiContext:
     challenges: Challenges | None = None
     """The practice and challenge calls, shared with gRPC's ChallengeService (so a bot's
     quotas count its calls on both); None: made here from the ladder."""
+    metrics: ServerMetrics = field(default_factory=ServerMetrics)
+    """The server's metrics: served at /metrics, and where HTTP streams are counted."""
+    metrics_access: str = "admin"
+    """Who may read /metrics (``bullring.server.metrics.ACCESS``)."""
 
     def __post_init__(self) -> None:
         self.human_hourly = HourlyQuota(self.quotas.human_per_hour_per_address,
@@ -59,6 +64,7 @@ class ApiContext:
                                         "--human-per-hour")
         if self.challenges is None and self.ladder is not None:
             self.challenges = Challenges(self.hub, self.ladder, self.quotas)
+        self.polls.gauge = self.metrics.stream("http_long_poll")
 
     @property
     def store(self) -> Store:

@@ -8,7 +8,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header
 from fastapi.responses import Response, StreamingResponse
@@ -111,7 +111,8 @@ async def _encoded(ctx: Context, match_id: str) -> EncodedFeed | None:
 @router.get("/matches/{match_id}/feed", response_class=Response,
             responses=error_responses(422, refusals=(UnknownMatchError, MatchElsewhereError,
                                                      MatchNotStartedError)))
-async def feed(source: Annotated[MatchRunner | EncodedFeed | pb.MatchEnded, Depends(watched)],
+async def feed(ctx: Context,
+               source: Annotated[MatchRunner | EncodedFeed | pb.MatchEnded, Depends(watched)],
                last_event_id: Annotated[int | None, Header(
                    alias="Last-Event-ID", ge=0, le=2**31,
                    description="resume after this event (sent by a reconnecting EventSource)")
@@ -126,16 +127,17 @@ async def feed(source: Annotated[MatchRunner | EncodedFeed | pb.MatchEnded, Depe
     if isinstance(source, EncodedFeed):
         return Response(source.after(last_event_id or 0), media_type="text/event-stream",
                         headers=HEADERS)
-    return StreamingResponse(_live(source, last_event_id or 0),
+    return StreamingResponse(_live(source, last_event_id or 0, ctx.metrics.stream("http_feed")),
                              media_type="text/event-stream", headers=HEADERS)
 
 
-async def _live(runner: MatchRunner, skip: int) -> AsyncIterator[bytes]:
+async def _live(runner: MatchRunner, skip: int, streams: Any) -> AsyncIterator[bytes]:
     """A live match's public messages from its start (those up to ``skip`` left out), then
     its end, each one Server-Sent Event; a comment every ``PING_S`` of silence, and one
     saying so if the reader fell too far behind."""
     outbox = runner.feed.watch()
     number = 0
+    streams.inc()
     try:
         while True:
             if outbox.empty():
@@ -156,6 +158,7 @@ async def _live(runner: MatchRunner, skip: int) -> AsyncIterator[bytes]:
                 yield _event(item, number)
             await asyncio.sleep(0)
     finally:
+        streams.dec()
         runner.feed.unwatch(outbox)
     if outbox.stalled:  # the client resumes after its last event (Last-Event-ID)
         yield format_sse_event(comment=FELL_BEHIND)

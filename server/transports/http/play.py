@@ -180,6 +180,8 @@ async def stream(ctx: Context, connection: StreamConnection, request: Request
     outbox, on_close = connection
     hang_up = request.scope.get("extensions", {}).get(HANG_UP)
     guard = asyncio.create_task(guard_writes(outbox, ctx.stall_s, on_close, hang_up))
+    streams = ctx.metrics.stream("http_stream")
+    streams.inc()
     try:
         number = 0
         while (raw := await outbox.get()) is not None:
@@ -188,6 +190,7 @@ async def stream(ctx: Context, connection: StreamConnection, request: Request
             yield ServerSentEvent(event=item.WhichOneof("body"), data=to_json(item),
                                   id=str(number))
     finally:
+        streams.dec()
         guard.cancel()
 
 
@@ -240,6 +243,7 @@ async def answer(ctx: Context, body: AnswerIn, caller: Caller) -> Verdict:
     if isinstance(caller, BotRow):
         target = None if ctx.ladder is None else ctx.ladder.target(caller.name)
         if target is None:
+            ctx.hub.tally.answer_unrouted()
             return Verdict(rejected=to_json(pb.AnswerRejected(
                 decision_id=body.decision_id, reason=pb.REJECT_REASON_NOT_PENDING,
                 message="no match of this bot is in progress here")))

@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from prometheus_client import Gauge
+
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.server.match.outbox import Outbox, replaced
 from bullring.server.transports.http.proto_json import to_json
@@ -43,8 +45,10 @@ class PollSession:
     """One long-poll connection: its outbox drained into a numbered log."""
 
     def __init__(self, outbox: Outbox, on_close: Callable[[str], None], first_seq: int,
-                 lease_s: float, via: str) -> None:
+                 lease_s: float, via: str, gauge: Gauge | None = None) -> None:
         self.outbox = outbox
+        self.gauge = gauge
+        """The gauge of open long-poll connections (the server's metrics), if any."""
         self.on_close = on_close
         self.first_seq = first_seq
         """The number of this connection's first message."""
@@ -64,6 +68,8 @@ class PollSession:
         self._waiting = 0
         self._last_poll = time.monotonic()
         self._pump = asyncio.create_task(self._drain(), name="poll")
+        if gauge is not None:
+            gauge.inc()
 
     def _expired(self) -> bool:
         return self._waiting == 0 and time.monotonic() - self._last_poll >= self.lease_s
@@ -126,6 +132,8 @@ class PollSession:
             return
         self.closed = True
         self.closed_at = time.monotonic()
+        if self.gauge is not None:
+            self.gauge.dec()
         self._wake()
         self.on_close(reason)
         if self._pump is not asyncio.current_task():
@@ -169,6 +177,8 @@ class PollSessions:
     def __init__(self, lease_s: float = LEASE_S) -> None:
         self.lease_s = lease_s
         self._sessions: dict[Hashable, PollSession] = {}
+        self.gauge: Gauge | None = None
+        """The gauge of open long-poll connections (the server's metrics), if any."""
 
     def find(self, key: Hashable, after: int) -> PollSession | PollAnswer | None:
         """The connection a poll with ``after`` continues; for a poll from a connection
@@ -195,7 +205,7 @@ class PollSessions:
             old.close(replaced(via))
         # Numbers go on across connections, so ``after`` never skips a new message.
         first_seq = max(1 if old is None else old.next_seq, (after or 0) + 1)
-        session = PollSession(outbox, on_close, first_seq, self.lease_s, via)
+        session = PollSession(outbox, on_close, first_seq, self.lease_s, via, self.gauge)
         if old is not None and old.log:
             session.previous = old
             old.previous = None
