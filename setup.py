@@ -14,7 +14,10 @@ the SDK's build.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
+import shutil
+import tempfile
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -41,6 +44,14 @@ def requirements() -> list[str]:
     return [*own["server-dependencies"], f"bullring-sdk @ {SDK.as_uri()}"]
 
 
+def _scratch() -> str:
+    """A build folder outside the source tree, removed at exit: a wheel never takes in what
+    an earlier build (an in-place one, or the SDK's) left in ``build/``."""
+    folder = tempfile.mkdtemp(prefix="bullring-build-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 _load("protogen", ROOT / "bullring" / "contract" / "protogen.py").generate()
 mypyc = _load("mypyc_build", ROOT / "tools" / "packaging" / "mypyc_build.py")
 # A placeholder makes setuptools run build_ext (and tag the wheel for this platform);
@@ -48,4 +59,5 @@ mypyc = _load("mypyc_build", ROOT / "tools" / "packaging" / "mypyc_build.py")
 setup(install_requires=requirements(),
       ext_modules=[Extension("bullring.server.compiled__mypyc", sources=[])],
       cmdclass={"build_ext": mypyc.optional_build_ext(
-          ROOT, mypyc.compiled_sources(ROOT, "bullring/server/"), "bullring.server.compiled")})
+          ROOT, mypyc.compiled_sources(ROOT, "bullring/server/"), "bullring.server.compiled")},
+      options={"build": {"build_base": _scratch()}})

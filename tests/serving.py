@@ -11,6 +11,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bullring.server.store import Store
+
 CLI = [sys.executable, "-m", "bullring.server.cli"]
 """The ``bullring`` command, run with this interpreter."""
 
@@ -107,7 +109,9 @@ class ServerProcess:
         self.proc.wait(timeout=30)
 
     def create_match(self, game: str, seats: int, *args: str) -> Match:
-        """Run ``bullring match create`` against this server's database."""
+        """Run ``bullring match create`` against this server's database (made first if the
+        server has not started yet: only ``bullring serve`` creates a database)."""
+        Store(self.db).engine.dispose()
         out = subprocess.run([*CLI, "match", "create", "--game", game, "--seats", str(seats),
                               "--db", self.db, *args], check=True, capture_output=True,
                              text=True).stdout.splitlines()

@@ -65,7 +65,9 @@ def test_the_server_then_the_sdk_own_disjoint_files_and_the_server_needs_the_sdk
     assert "No broken requirements" in _run(bin_dir / "pip", "check", cwd=tmp_path).stdout
     owned = _owned(bin_dir, tmp_path)
     assert not owned["bullring"] & owned["bullring-sdk"]
-    assert all(f.startswith(("bullring/server/", "bullring-", "../")) for f in owned["bullring"])
+    strays = [f for f in owned["bullring"]
+              if not f.startswith(("bullring/server/", "bullring-", "../"))]
+    assert not strays, strays
     assert "bullring/__init__.py" in owned["bullring-sdk"]
     assert _run(bin_dir / "python", "-c", "import server", cwd=tmp_path, check=False
                 ).returncode != 0
