@@ -76,7 +76,7 @@ def public_events(http: str, match_id: str) -> int:
 def axe_serious(page: Any, axe: str) -> list[dict[str, Any]]:  # noqa: F811
     """axe-core's serious and critical violations on the page as it is."""
     if not page.evaluate("typeof window.axe === 'object'"):
-        page.add_script_tag(content=axe)
+        page.evaluate(axe)  # by DevTools: a <script> tag would break the page's CSP
     found: list[dict[str, Any]] = page.evaluate("""async () => {
         const result = await axe.run(document, {resultTypes: ['violations']});
         return result.violations.filter(v => ['serious', 'critical'].includes(v.impact))
@@ -91,7 +91,7 @@ def look(page: Any, axe: str, folder: Path, name: str) -> None:  # noqa: F811
     phone's, the whole page)."""
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_function(f"window.innerWidth === {width}")
+        page.wait_for_function(f"() => window.innerWidth === {width}")
         page.wait_for_function(SETTLED)
         overflow = page.evaluate("""() => {
             const doc = document.documentElement;
@@ -139,13 +139,14 @@ def test_the_big_screen_shows_a_machine_speed_tournament_game_by_game(
 
     page = tv_page
     page.goto(f"{server.http}/tv?pace={PACE}&hold=600")
-    page.wait_for_function(f"document.querySelector('main#tv').dataset.tournament === '{tid}'")
-    page.wait_for_function("Object.values(window.__tv.steps).some(s => s.length >= 12)")
+    page.wait_for_function(
+        f"() => document.querySelector('main#tv').dataset.tournament === '{tid}'")
+    page.wait_for_function("() => Object.values(window.__tv.steps).some(s => s.length >= 12)")
     page.keyboard.press(" ")  # pause mid-game: the live state, still
     look(page, axe, folder, "game")
     assert page.locator("[data-testid=tv-row] .tvcard").count() >= 4
     page.keyboard.press(" ")
-    page.wait_for_function("window.__tv.final !== null", timeout=120_000)
+    page.wait_for_function("() => window.__tv.final !== null", timeout=120_000)
     page.keyboard.press(" ")
     look(page, axe, folder, "final")
 
@@ -245,16 +246,16 @@ def test_the_big_screen_shows_the_latest_match_then_a_live_one_with_its_clocks(
         folder.mkdir(parents=True, exist_ok=True)
 
         page.goto(f"{server.http}/tv?pace=40")
-        page.wait_for_function(f"document.querySelector('main#tv').dataset.match === "
+        page.wait_for_function(f"() => document.querySelector('main#tv').dataset.match === "
                                f"'{old.match_id}'")
-        page.wait_for_function("+document.querySelector('main#tv').dataset.steps >= 20")
+        page.wait_for_function("() => +document.querySelector('main#tv').dataset.steps >= 20")
         page.keyboard.press(" ")
         look(page, axe, folder, "no-thanks")
         shown = page.evaluate(SHOWN_TABLE)
         assert {k: shown[k] for k in ("offer", "pot", "cards")} == \
             no_thanks_table(events[:shown["steps"]], 3)
         page.keyboard.press(" ")
-        page.wait_for_function("window.__tv.ends.length === 1")
+        page.wait_for_function("() => window.__tv.ends.length === 1")
         end = page.evaluate("window.__tv.ends[0]")
         info = httpx.get(f"{server.http}/api/matches/{old.match_id}").json()
         assert end["steps"] == len(events) and end["ranks"] == info["ranks"]
@@ -266,9 +267,9 @@ def test_the_big_screen_shows_the_latest_match_then_a_live_one_with_its_clocks(
 
         live = server.create_match("six_nimmt", 2, "--deadline-ms", "60000")
         seats = HttpSeats(server.http, live.tokens)
-        page.wait_for_function(f"document.querySelector('main#tv').dataset.match === "
+        page.wait_for_function(f"() => document.querySelector('main#tv').dataset.match === "
                                f"'{live.match_id}'", timeout=30_000)
-        page.wait_for_function("document.querySelectorAll('[data-testid=tv-clock]').length "
+        page.wait_for_function("() => document.querySelectorAll('[data-testid=tv-clock]').length "
                                "=== 2")
         first = float(page.inner_text("[data-testid=tv-clock] >> nth=0").split()[0])
         assert 0 < first <= 60
@@ -277,14 +278,14 @@ def test_the_big_screen_shows_the_latest_match_then_a_live_one_with_its_clocks(
             "decision_id": decision["decision_id"], "action": decision["legal"][0]},
             headers={"Authorization": f"Bearer {seats.tokens[0]}"}).json()
         assert "accepted" in verdict
-        page.wait_for_function("document.querySelectorAll('[data-testid=tv-clock]').length "
+        page.wait_for_function("() => document.querySelectorAll('[data-testid=tv-clock]').length "
                                "=== 1")
         assert page.get_attribute("[data-testid=tv-awaited] li", "data-seat") == "1"
         assert page.locator(f"[data-card='{decision['legal'][0]['card']}']").count() == 0
         aborted = httpx.post(f"{server.http}/api/admin/matches/{live.match_id}/abort",
                              headers={"Authorization": f"Bearer {server.admin_token()}"})
         assert aborted.status_code == 200, aborted.text
-        page.wait_for_function("window.__tv.ends.length === 2")
+        page.wait_for_function("() => window.__tv.ends.length === 2")
         assert page.evaluate("window.__tv.ends[1]")["termination"] == "TERMINATION_ABORTED"
         seats.client.close()
     finally:
