@@ -9,10 +9,14 @@ with their first legal card. The echo server answers each message of a bidirecti
 with the same bytes; its p50 is the floor of the transport, so "server-added p50" = referee
 p50 - echo p50.
 
-"timeouts" are those the stored logs charge to the bots while they played. "client lag ms"
-is the most a client process's event loop ran late (referee/echo, worst run): a starved
-client reads requests late however fast its bots answer, so with a lag near the deadline
-(1,000 ms) a timeout may be the client's, not the server's.
+The clock starts once every seat has joined (its first message came back): "join s" is how
+long that took from the clients' start (referee/echo, worst run), the join storm of N bots
+connecting at once. Meanwhile the joined seats already play, so the storm's timeouts count.
+
+"timeouts" are those the stored logs charge to the bots while they played, the join storm
+included. "client lag ms" is the most a client process's event loop ran late (referee/echo,
+worst run): a starved client reads requests late however fast its bots answer, so with a
+lag near the deadline (1,000 ms) a timeout may be the client's, not the server's.
 """
 
 from __future__ import annotations
@@ -22,13 +26,14 @@ import asyncio
 import contextlib
 import multiprocessing
 import os
+import queue
 import statistics
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +49,32 @@ from bullring.referee.six_nimmt import new_state  # noqa: E402
 from bullring.server.store import Store, UnknownMatchError  # noqa: E402
 
 ECHO = "/bench.Echo/Ping"
-SPAWN_S = 2.0
-"""Time allowed for the client processes to start, before the warm-up begins."""
+JOIN_LIMIT_S = 300.0
+"""The longest the seats may take to join, all of them, before the run fails."""
 MATCHES_FOR_ONE_BOT = 8
 """Matches a lone bot is given to play one after another: a match to 10,000 points lasts a
 few thousand decisions, fewer than one bot answering at once plays in a run (many bots share
 the server, so each plays far fewer and one match each is enough)."""
-CONNECTS_PER_S = 100
-"""Connections (token check, match start) allowed per second before the warm-up begins."""
+
+
+@dataclass
+class Clock:
+    """When a client process counts (``warm_at``) and stops (``stop_at``), on its own
+    ``perf_counter``: never, until every seat of every client has joined; and how many of
+    its seats have joined."""
+
+    warm_at: float = float("inf")
+    stop_at: float = float("inf")
+    joined: int = 0
+    everyone: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when all of this process's seats have joined."""
+    seats: int = 0
+
+    def join(self) -> None:
+        """One more seat has had its first message back."""
+        self.joined += 1
+        if self.joined == self.seats:
+            self.everyone.set()
 
 
 async def echo_server() -> None:
@@ -69,24 +92,24 @@ async def echo_server() -> None:
     await server.wait_for_termination()
 
 
-async def _referee_seat(address: str, tokens: list[str], stop_at: float, warm_at: float,
-                        lat: list[float]) -> int:
+async def _referee_seat(address: str, tokens: list[str], clock: Clock, lat: list[float]) -> int:
     """Play one bot's matches one after another (the next when one ends), answering every
     decision at once with its first legal action."""
     done = 0
-    for token in tokens:
-        played, over = await _referee_match(address, token, stop_at, warm_at, lat)
+    for number, token in enumerate(tokens):
+        played, over = await _referee_match(address, token, clock, lat, first=number == 0)
         done += played
         if over:
             break
     return done
 
 
-async def _referee_match(address: str, token: str, stop_at: float, warm_at: float,
-                         lat: list[float]) -> tuple[int, bool]:
-    """Play one seat until its match ends or ``stop_at``; return the decisions counted and
-    whether the run is over."""
+async def _referee_match(address: str, token: str, clock: Clock, lat: list[float],
+                         first: bool) -> tuple[int, bool]:
+    """Play one seat until its match ends or the clock stops; return the decisions counted
+    and whether the run is over. The seat's ``first`` match joins it on the clock."""
     done = 0
+    joined = not first
     async with grpc.aio.insecure_channel(address) as channel:
         call = wire.bot_stub(channel)["Play"](metadata=[("authorization", f"Bearer {token}")])
         try:
@@ -96,6 +119,9 @@ async def _referee_match(address: str, token: str, stop_at: float, warm_at: floa
                 received = await call.read()
                 if received is grpc.aio.EOF:
                     break
+                if not joined:
+                    joined = True
+                    clock.join()
                 message = None
                 for item in reversed(wire.unbatch(received)):  # a request ends its batch
                     if item.HasField("decision"):
@@ -104,10 +130,10 @@ async def _referee_match(address: str, token: str, stop_at: float, warm_at: floa
                 if message is None:
                     continue
                 now = time.perf_counter()
-                if sent and now > warm_at:
+                if sent and now > clock.warm_at:
                     lat.append(now - sent)
                     done += 1
-                if now > stop_at:
+                if now > clock.stop_at:
                     call.cancel()
                     return done, True
                 request = message.decision
@@ -118,14 +144,17 @@ async def _referee_match(address: str, token: str, stop_at: float, warm_at: floa
             print(f"seat stream ended early: {exc.code().name} {exc.details()}",
                   file=sys.stderr)
         call.cancel()
-    return done, time.perf_counter() > stop_at
+    if not joined:  # refused before its first message: it will not join
+        clock.join()
+    return done, time.perf_counter() > clock.stop_at
 
 
-async def _echo_seat(address: str, stop_at: float, warm_at: float, lat: list[float]) -> int:
+async def _echo_seat(address: str, clock: Clock, lat: list[float]) -> int:
     """Ping-pong a message the size of an answer until ``stop_at``."""
     payload = pb.PlayRequest(answer=pb.Answer(decision_id="m:1:0", action=pb.Action(card=5)))
     raw = payload.SerializeToString()
     done = 0
+    joined = False
     async with grpc.aio.insecure_channel(address) as channel:
         call: Any = channel.stream_stream(ECHO)()
         while True:
@@ -133,11 +162,14 @@ async def _echo_seat(address: str, stop_at: float, warm_at: float, lat: list[flo
             await call.write(raw)
             if await call.read() is grpc.aio.EOF:
                 break
+            if not joined:
+                joined = True
+                clock.join()
             now = time.perf_counter()
-            if now > warm_at:
+            if now > clock.warm_at:
                 lat.append(now - sent)
                 done += 1
-            if now > stop_at:
+            if now > clock.stop_at:
                 break
         call.cancel()
     return done
@@ -147,38 +179,43 @@ LAG_TICK_S = 0.01
 """How often a client process checks how late its event loop runs."""
 
 
-def _client(args: tuple[str, str, list[list[str]], int, float, float]
+def _client(args: tuple[str, str, list[list[str]], int, Any, Any]
             ) -> tuple[int, list[float], float, float]:
     """One client process: its seats' round trips, their latencies, its CPU seconds, and
     the most its event loop ran late (a starved client answers late however fast its bots
-    are), all counted between the parent's wall-clock ``warm`` and ``stop`` times."""
-    mode, address, tokens, count, warm_wall, stop_wall = args
+    are). It says on ``joined`` when all its seats have joined, then takes the parent's
+    wall-clock warm and stop times from ``go`` and counts between them."""
+    mode, address, tokens, count, joined, go = args
 
     async def run() -> tuple[int, list[float], float, float]:
-        offset = time.perf_counter() - time.time()  # the parent's wall-clock times, here
-        warm_at, stop_at = warm_wall + offset, stop_wall + offset
+        clock = Clock(seats=len(tokens) if mode == "referee" else count)
         lat: list[float] = []
         cpu: list[float] = []
         lag = [0.0]
 
-        async def sample_cpu() -> None:
-            for moment in (warm_at, stop_at):
+        async def start_clock() -> None:
+            await clock.everyone.wait()
+            joined.put(os.getpid())
+            warm_wall, stop_wall = await asyncio.to_thread(go.get)
+            offset = time.perf_counter() - time.time()  # the parent's wall-clock times, here
+            clock.warm_at, clock.stop_at = warm_wall + offset, stop_wall + offset
+            for moment in (clock.warm_at, clock.stop_at):
                 await asyncio.sleep(max(0.0, moment - time.perf_counter()))
                 cpu.append(time.process_time())
 
         async def sample_lag() -> None:
-            while (before := time.perf_counter()) < stop_at:
+            while (before := time.perf_counter()) < clock.stop_at:
                 await asyncio.sleep(LAG_TICK_S)
                 lag[0] = max(lag[0], time.perf_counter() - before - LAG_TICK_S)
 
-        sampler = asyncio.create_task(sample_cpu())
+        starter = asyncio.create_task(start_clock())
         lagger = asyncio.create_task(sample_lag())
         if mode == "referee":
-            jobs = [_referee_seat(address, t, stop_at, warm_at, lat) for t in tokens]
+            jobs = [_referee_seat(address, t, clock, lat) for t in tokens]
         else:
-            jobs = [_echo_seat(address, stop_at, warm_at, lat) for _ in range(count)]
+            jobs = [_echo_seat(address, clock, lat) for _ in range(count)]
         done = sum(await asyncio.gather(*jobs))
-        await sampler
+        await starter
         await lagger
         return done, lat, cpu[1] - cpu[0], lag[0]
 
@@ -197,30 +234,45 @@ class Figures:
     client_cpu_us: float
     client_lag_ms: float
     """The most a client process's event loop ran late (from the clients' start)."""
+    join_s: float
+    """From the clients' start until every seat had joined."""
 
 
 def measure(mode: str, address: str, tokens: list[list[str]], bots: int, server_pid: int,
             args: argparse.Namespace) -> Figures:
-    """Run ``bots`` seats over ``args.clients`` processes, counting from ``args.warmup``
-    seconds after the clients' start for ``args.seconds``."""
+    """Run ``bots`` seats over ``args.clients`` processes; once every seat has joined, count
+    from ``args.warmup`` seconds later for ``args.seconds``."""
     k = max(1, min(args.clients, bots))
     shares = [tokens[i::k] for i in range(k)] if tokens else [[] for _ in range(k)]
     counts = [len(range(i, bots, k)) for i in range(k)]
-    warm_at = time.time() + SPAWN_S + bots / CONNECTS_PER_S + args.warmup
-    stop_at = warm_at + args.seconds
-    jobs = [(mode, address, shares[i], counts[i], warm_at, stop_at) for i in range(k)]
+    context = multiprocessing.get_context("spawn")
     cpu: list[float] = []
+    with context.Manager() as manager, context.Pool(k) as pool:
+        joined, go = manager.Queue(), manager.Queue()
+        began = time.time()
+        pending = pool.map_async(_client, [(mode, address, shares[i], counts[i], joined, go)
+                                           for i in range(k)])
+        for _ in range(k):
+            try:
+                joined.get(timeout=max(0.0, began + JOIN_LIMIT_S - time.time()))
+            except queue.Empty:
+                raise RuntimeError(f"{bots} {mode} seats had not all joined after "
+                                   f"{JOIN_LIMIT_S:.0f} s") from None
+        join_s = time.time() - began
+        warm_at = time.time() + args.warmup
+        stop_at = warm_at + args.seconds
+        for _ in range(k):
+            go.put((warm_at, stop_at))
 
-    def sample_cpu() -> None:
-        for moment in (warm_at, stop_at):
-            time.sleep(max(0.0, moment - time.time()))
-            cpu.append(cpu_seconds(server_pid))
+        def sample_cpu() -> None:
+            for moment in (warm_at, stop_at):
+                time.sleep(max(0.0, moment - time.time()))
+                cpu.append(cpu_seconds(server_pid))
 
-    sampler = threading.Thread(target=sample_cpu)
-    sampler.start()
-    with multiprocessing.get_context("spawn").Pool(k) as pool:
-        results = pool.map(_client, jobs)
-    sampler.join()
+        sampler = threading.Thread(target=sample_cpu)
+        sampler.start()
+        results = pending.get()
+        sampler.join()
     total = sum(n for n, _, _, _ in results)
     lat = sorted(x for _, xs, _, _ in results for x in xs)
     if not total:
@@ -229,7 +281,8 @@ def measure(mode: str, address: str, tokens: list[list[str]], bots: int, server_
                    p99_ms=percentile(lat, 0.99) * 1000,
                    server_cpu_us=(cpu[1] - cpu[0]) / total * 1e6,
                    client_cpu_us=sum(c for _, _, c, _ in results) / total * 1e6,
-                   client_lag_ms=max(lag for _, _, _, lag in results) * 1000)
+                   client_lag_ms=max(lag for _, _, _, lag in results) * 1000,
+                   join_s=join_s)
 
 
 def _timeouts_while_playing(events: list[dict[str, Any]]) -> int:
@@ -299,7 +352,7 @@ def main() -> None:
             print(f"{'bots':>5} {'referee/s':>10} {'echo/s':>8} {'ratio':>5} {'(range)':>9} "
                   f"{'ref p50':>8} {'ref p99':>8} {'echo p50':>8} {'echo p99':>8} "
                   f"{'added p50':>9} {'timeouts':>8} {'server cpu us':>13} "
-                  f"{'client cpu us':>13} {'client lag ms':>13}")
+                  f"{'client cpu us':>13} {'client lag ms':>13} {'join s':>11}")
             for bots in counts:
                 pairs: list[tuple[float, Figures, Figures]] = []
                 timeouts = 0
@@ -315,10 +368,12 @@ def main() -> None:
                 client = f"{ref.client_cpu_us:.0f}/{ech.client_cpu_us:.0f}"
                 lag = f"{max(p[1].client_lag_ms for p in pairs):.0f}/" \
                       f"{max(p[2].client_lag_ms for p in pairs):.0f}"
+                join = f"{max(p[1].join_s for p in pairs):.1f}/" \
+                       f"{max(p[2].join_s for p in pairs):.1f}"
                 print(f"{bots:>5} {ref.per_s:>10.0f} {ech.per_s:>8.0f} {ratio:>5.2f} {spread:>9} "
                       f"{ref.p50_ms:>8.3f} {ref.p99_ms:>8.3f} {ech.p50_ms:>8.3f} "
                       f"{ech.p99_ms:>8.3f} {ref.p50_ms - ech.p50_ms:>9.3f} {timeouts:>8} "
-                      f"{cpu:>13} {client:>13} {lag:>13}", flush=True)
+                      f"{cpu:>13} {client:>13} {lag:>13} {join:>11}", flush=True)
         finally:
             if echo.poll() is None:
                 echo.terminate()
