@@ -6,15 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import grpc
 import httpx
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.registry import get_game
+from bullring.referee.replay import verify
+from bullring.sdk.arena import play_game
+from bullring.sdk.bot import Bot
 from tests.seat_client import SeatClient
-from tests.serving import ServerProcess
+from tests.serving import CLI, ServerProcess, finish
 
 MARK = "zq-secret-why"
 """What every comment of these tests holds, so a leak is found by a plain search."""
@@ -233,3 +241,117 @@ def test_bad_comments_are_malformed_and_the_seat_answers_again(server: ServerPro
     assert len(rejects) == 9 and all(e["reason"] == "REJECT_REASON_MALFORMED_ACTION"
                                      for e in rejects)
     assert not any(LONG in json.dumps(e) for e in rejects)  # a refused comment is not kept
+
+
+COMMENTING_BOT = '''
+from bullring.sdk.bot import Bot
+
+
+class Commenting(Bot):
+    """Plays its lowest card and takes row 0, saying so each time."""
+
+    def play_card(self, observation):
+        card = min(observation.hand)
+        self.comment(f"lowest card {card}, nothing to lose")
+        return card
+
+    def choose_row(self, observation):
+        self.comment("row 0, whatever it costs")
+        return 0
+'''
+
+
+@pytest.mark.parametrize("transport", ["stream", "unary"])
+def test_a_python_sdk_bot_comments_with_bot_comment(
+        server: ServerProcess, tmp_path: Path, transport: str) -> None:
+    """A bot that calls ``self.comment`` in ``play_card`` and ``choose_row``, run by
+    ``bullring bot`` over the Play stream or SubmitAnswer: each of its answers carries the
+    comment it gave for that decision into the replay, and none of the house bot's does."""
+    path = tmp_path / "commenting.py"
+    path.write_text(COMMENTING_BOT)
+    match = server.create_match("six_nimmt", 2, "--house", "1=greedy", "--deadline-ms",
+                                "20000", "--setting", "rounds=1")
+    results = finish([server.bot(match.tokens[0], f"{path}:Commenting", "--transport",
+                                 transport)])
+    assert results[0][0] == 0, results[0][1][-1500:]
+    replay = json.loads(server.replay(match.match_id))
+    verify(replay)
+    mine = [e for e in replay["events"] if e["type"] == "answer" and e["seat"] == 0]
+    assert len(mine) >= 10 and not any(e["default"] for e in mine)
+    for event in mine:
+        expected = (f"lowest card {event['action']}, nothing to lose"
+                    if event["kind"] == "PLAY_CARD" else "row 0, whatever it costs")
+        assert event["comment"] == expected
+    assert not [e for e in replay["events"] if e["type"] == "answer" and e["seat"] == 1
+                and "comment" in e]
+
+
+def test_bot_comment_refuses_what_the_server_would_and_the_arena_keeps_it() -> None:
+    """``Bot.comment`` raises ValueError, saying why, for a comment the server would reject;
+    a comment given is taken once (``pop_comment``); the arena's replay log keeps it."""
+    bot = Bot()
+    with pytest.raises(ValueError, match="201 characters; at most 200"):
+        bot.comment(LONG)
+    with pytest.raises(ValueError, match=r"control character U\+000A"):
+        bot.comment("two\nlines")
+    bot.comment("first")
+    bot.comment("second thoughts")
+    assert bot.pop_comment() == "second thoughts" and bot.pop_comment() == ""
+
+    class Chatty(Bot):
+        def decide(self, observation: Any) -> Any:
+            action = observation.decision.legal[0]
+            self.comment(f"the first of {len(observation.decision.legal)}")
+            return action
+
+    log: list[dict[str, Any]] = []
+    state = get_game("no_thanks").new_state(3, {}, 5)
+    play_game(state, [Chatty(), Chatty(), Chatty()], log)
+    assert log and all(e["comment"].startswith("the first of ") for e in log)
+
+
+async def _agent_comments(server: ServerProcess, token: str) -> list[str]:
+    """Play the seat through ``bullring mcp``: the first answer tries a 201-character
+    comment (refused; the decision stays open), then every answer says why; the comments
+    sent, in order."""
+    params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "--server",
+                                                         server.address],
+                                   env={**os.environ, "BULLRING_TOKEN": token})
+    sent: list[str] = []
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        while True:
+            result = await session.call_tool("next_decision", {"timeout_s": 60})
+            content = result.structured_content
+            assert content is not None and not result.is_error
+            if content["status"] in ("match_ended", "finished"):
+                return sent
+            if content["status"] == "waiting":
+                continue
+            if not sent:
+                refused = await session.call_tool("act", {"action": content["legal"][0],
+                                                          "comment": LONG})
+                text = " ".join(getattr(c, "text", "") for c in refused.content)
+                assert refused.is_error and "at most 200" in text, text
+            comment = f"agent: {content['legal'][0]} looks right at {content['decision_id']}"
+            answered = await session.call_tool("act", {"action": content["legal"][0],
+                                                       "comment": comment})
+            assert not answered.is_error
+            sent.append(comment)
+
+
+def test_an_mcp_agent_comments_through_act(server: ServerProcess) -> None:
+    """The MCP ``act`` tool's ``comment`` reaches the replay, on the answer it came with."""
+    match = server.create_match("no_thanks", 3, "--house", "1=random", "--house",
+                                "2=never_take", "--deadline-ms", "20000")
+    sent = asyncio.run(_agent_comments(server, str(match.tokens[0])))
+    replay = json.loads(server.replay(match.match_id))
+    kept = [e["comment"] for e in replay["events"] if e["type"] == "answer" and e["seat"] == 0]
+    assert sent and kept == sent
+
+
+def test_the_openapi_document_describes_the_comment(server: ServerProcess) -> None:
+    """/openapi.json lists ``comment`` on an HTTP answer, with its limits."""
+    schemas = httpx.get(f"{server.http}/openapi.json").json()["components"]["schemas"]
+    comment = schemas["AnswerIn"]["properties"]["comment"]
+    assert comment["type"] == "string" and "200 characters" in comment["description"]
