@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -21,6 +20,7 @@ from bullring.referee.registry import get_game
 from bullring.referee.replay import verify
 from bullring.sdk.arena import play_game
 from bullring.sdk.bot import Bot
+from tests.bots.commenting import ROW_COMMENT, play_comment
 from tests.seat_client import SeatClient
 from tests.serving import CLI, ServerProcess, finish
 
@@ -243,35 +243,15 @@ def test_bad_comments_are_malformed_and_the_seat_answers_again(server: ServerPro
     assert not any(LONG in json.dumps(e) for e in rejects)  # a refused comment is not kept
 
 
-COMMENTING_BOT = '''
-from bullring.sdk.bot import Bot
-
-
-class Commenting(Bot):
-    """Plays its lowest card and takes row 0, saying so each time."""
-
-    def play_card(self, observation):
-        card = min(observation.hand)
-        self.comment(f"lowest card {card}, nothing to lose")
-        return card
-
-    def choose_row(self, observation):
-        self.comment("row 0, whatever it costs")
-        return 0
-'''
-
-
 @pytest.mark.parametrize("transport", ["stream", "unary"])
 def test_a_python_sdk_bot_comments_with_bot_comment(
-        server: ServerProcess, tmp_path: Path, transport: str) -> None:
+        server: ServerProcess, transport: str) -> None:
     """A bot that calls ``self.comment`` in ``play_card`` and ``choose_row``, run by
     ``bullring bot`` over the Play stream or SubmitAnswer: each of its answers carries the
     comment it gave for that decision into the replay, and none of the house bot's does."""
-    path = tmp_path / "commenting.py"
-    path.write_text(COMMENTING_BOT)
     match = server.create_match("six_nimmt", 2, "--house", "1=greedy", "--deadline-ms",
                                 "20000", "--setting", "rounds=1")
-    results = finish([server.bot(match.tokens[0], f"{path}:Commenting", "--transport",
+    results = finish([server.bot(match.tokens[0], "tests.bots.commenting:Commenting", "--transport",
                                  transport)])
     assert results[0][0] == 0, results[0][1][-1500:]
     replay = json.loads(server.replay(match.match_id))
@@ -279,8 +259,8 @@ def test_a_python_sdk_bot_comments_with_bot_comment(
     mine = [e for e in replay["events"] if e["type"] == "answer" and e["seat"] == 0]
     assert len(mine) >= 10 and not any(e["default"] for e in mine)
     for event in mine:
-        expected = (f"lowest card {event['action']}, nothing to lose"
-                    if event["kind"] == "PLAY_CARD" else "row 0, whatever it costs")
+        expected = (play_comment(event["action"]) if event["kind"] == "PLAY_CARD"
+                    else ROW_COMMENT)
         assert event["comment"] == expected
     assert not [e for e in replay["events"] if e["type"] == "answer" and e["seat"] == 1
                 and "comment" in e]
