@@ -4,6 +4,7 @@ takes it, and how much of a refused answer the match log keeps."""
 from __future__ import annotations
 
 from bullring.contract import wire
+from bullring.contract.comments import comment_problem
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.referee.core import Action, ActionError
 from bullring.referee.registry import GameState
@@ -22,11 +23,15 @@ def not_pending(seat: int, decision_id: str) -> str:
     return f"decision {decision_id[:MAX_ID_LOGGED]!r} is not pending for seat {seat}"
 
 
-def refusal(state: GameState, seat: int, action: Action | None, field: str | None
-            ) -> tuple[pb.RejectReason, str] | None:
-    """Why ``action`` cannot answer ``seat``'s pending decision in ``state``, or None if it
-    can. ``field`` is the ``Action`` field the answer set (``card``, ``row``, ``word``): one
-    that does not answer the pending decision's kind is malformed, whatever its value."""
+def refusal(state: GameState, seat: int, action: Action | None, field: str | None,
+            comment: str = "") -> tuple[pb.RejectReason, str] | None:
+    """Why ``action`` (with ``comment``) cannot answer ``seat``'s pending decision in
+    ``state``, or None if it can. ``field`` is the ``Action`` field the answer set (``card``,
+    ``row``, ``word``): one that does not answer the pending decision's kind is malformed,
+    whatever its value; so is a comment ``comment_problem`` finds fault with."""
+    problem = comment_problem(comment)
+    if problem is not None:
+        return pb.REJECT_REASON_MALFORMED_ACTION, problem
     if action is None:
         return pb.REJECT_REASON_MALFORMED_ACTION, "the answer carries no action"
     kind = state.pending[seat].kind

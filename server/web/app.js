@@ -158,9 +158,18 @@ function answerNote(answer) {
     return h("span", {class: "default", "data-testid": "defaulted"},
              "⚠ default (", answer.why || "no answer", ")", bankNote(answer));
   }
-  if (answer.ms === undefined) return h("span", {class: "muted"}, "house bot");
+  if (answer.ms === undefined) {
+    return h("span", {}, h("span", {class: "muted"}, "house bot"), commentNote(answer));
+  }
   return h("span", {}, h("span", {"data-testid": "answer-ms"}, formatMs(answer.ms)),
-           bankNote(answer));
+           bankNote(answer), commentNote(answer));
+}
+
+/** The bot's own words on its answer, if it gave any (docs/replay-format.md): untrusted
+ * text, so only ever a text node. */
+function commentNote(answer) {
+  if (!answer.comment) return null;
+  return h("q", {class: "comment", "data-testid": "comment"}, answer.comment);
 }
 
 /** What an answer (or the timeout before a default) spent of the seat's time bank, if

@@ -216,7 +216,8 @@
       h("span", {class: "label"}, `row ${i + 1}`),
       h("div", {class: "cards", "data-testid": "tv-row"})));
     const slots = match.seats.map((name, s) => h("li", {"data-seat": s},
-      h("span", {class: "who"}, name), h("div", {class: "slot"}), h("span", {class: "took"})));
+      h("span", {class: "who"}, name), h("div", {class: "slot"}), h("span", {class: "took"}),
+      h("q", {class: "said", "data-testid": "tv-comment"})));
     const root = h("div", {class: "table six-nimmt"},
       h("h3", {class: "sr-only"}, "Rows"), h("div", {class: "rows"}, rows),
       h("h3", {class: "played-title"}, "Played this trick"),
@@ -254,7 +255,19 @@
         });
       }
     }
-    return {root, draw};
+    return {root, draw, say: sayIn(slots)};
+  }
+
+  /** ``say(bySeat, move)`` for a table's seat items: each seat's comment on the move just
+   * shown (as text: it is the bot's own, untrusted). A seat without one keeps its last
+   * comment, unless ``move.clear`` (a new trick or round) or it is ``move.seat`` (whose
+   * move this is). */
+  function sayIn(items) {
+    return (bySeat, move) => items.forEach((li, s) => {
+      const said = li.querySelector(".said");
+      if (bySeat[s] !== undefined) said.textContent = bySeat[s];
+      else if (move.clear || move.seat === s) said.textContent = "";
+    });
   }
 
   /** The table of a No Thanks! match: the card on offer, the chips on it, each seat's cards
@@ -265,7 +278,8 @@
     const chips = h("span", {class: "chips", "aria-hidden": "true"});
     const deck = h("span", {"data-testid": "tv-deck"}, "—");
     const seats = match.seats.map((name, s) => h("li", {"data-seat": s},
-      h("span", {class: "who"}, name), h("div", {class: "cards"})));
+      h("span", {class: "who"}, name), h("div", {class: "cards"}),
+      h("q", {class: "said", "data-testid": "tv-comment"})));
     const root = h("div", {class: "table no-thanks"},
       h("div", {class: "offer"},
         h("div", {}, h("h3", {}, "On offer"), offer),
@@ -283,7 +297,61 @@
       seats.forEach((li, s) => syncCards(li.querySelector(".cards"),
         [...state.cards[s]].sort((a, b) => a - b), "no_thanks"));
     }
-    return {root, draw};
+    return {root, draw, say: sayIn(seats)};
+  }
+
+  // -- the bots' comments ------------------------------------------------------------------
+
+  /** The comments of an ended match's replay, by the public event that shows each move:
+   * for each kind of move event, one entry per such event in feed order, each the comments
+   * by seat. A comment is never public before its match ends (docs/protocol.md), so only
+   * an ended match's replay is asked for. */
+  async function commentsOf(matchId) {
+    let replay;
+    try {
+      replay = await api(`/api/matches/${encodeURIComponent(matchId)}/replay`);
+    } catch (err) {
+      return null;
+    }
+    const found = {CardsRevealed: [], RowChosen: [], Turn: [], HiddenRevealed: []};
+    const trickAt = new Map();  // a PLAY_CARD decision point's step → its trick's entry
+    for (const e of replay.events || []) {
+      if (e.type !== "answer") continue;
+      let list = null, entry;
+      if (e.kind === "PLAY_CARD") {
+        if (!trickAt.has(e.step)) {
+          trickAt.set(e.step, {});
+          found.CardsRevealed.push(trickAt.get(e.step));
+        }
+        entry = trickAt.get(e.step);
+      } else {
+        list = e.kind === "CHOOSE_ROW" ? found.RowChosen
+          : e.kind === "TAKE_OR_PASS" ? found.Turn
+          : e.kind === "REVEAL_HIDDEN_CARD" && e.action === "reveal" ? found.HiddenRevealed
+          : null;
+        if (list === null) continue;  // a draft pick, or a hidden card kept: no move shown
+        entry = {};
+        list.push(entry);
+      }
+      if (e.comment) entry[e.seat] = e.comment;
+    }
+    return found;
+  }
+
+  /** The move a public event shows, or null: ``kind``, the list of ``commentsOf`` it takes
+   * the next entry of (null: none), ``clear``, whether every seat's older comment goes (a
+   * new trick or round), and ``seat``, the one seat whose move it is, if one. */
+  function moveOf(event, state) {
+    switch (event.type) {
+      case "CardsRevealed": return {kind: "CardsRevealed", clear: true};
+      case "TrickResolved":
+        return state.rowChoice ? {kind: "RowChosen", clear: false} : null;
+      case "Passed": case "Took": return {kind: "Turn", clear: false, seat: event.data.seat};
+      case "HiddenRevealed":
+        return {kind: "HiddenRevealed", clear: false, seat: event.data.seat};
+      case "RoundStarted": return {kind: null, clear: true};
+      default: return null;
+    }
   }
 
   /** Where the game stands, in words. */
@@ -417,16 +485,27 @@
     announce(`${label.textContent || label}: ${match.seats.join(", ")}.`);
     const skip = tv.skip;
     let shown = 0, roundOpen = false, last = null;
+    // The comments, once the match is over (known now, or when its feed says so).
+    let said = match.totals ? (await commentsOf(match.id)) || {} : null;
+    const moves = {CardsRevealed: 0, RowChosen: 0, Turn: 0, HiddenRevealed: 0};
     try {
       for (;;) {
         if (tv.skip !== skip || (cut && cut())) return {cut: true};
         if (tv.paused) { await sleep(100); continue; }  // paused: nothing new is shown
         if (queue.length) {
+          if (ended && said === null) said = (await commentsOf(match.id)) || {};
           const event = queue.shift();
           applyPublic(state, event);
           if (event.type === "RoundStarted") roundOpen = true;
           if (event.type === "RoundEnded" || event.type === "GameEnded") roundOpen = false;
           table.draw(state, event);
+          const move = moveOf(event, state);
+          if (move) {
+            const bySeat = move.kind === null ? {}
+              : ((said || {})[move.kind] || [])[moves[move.kind]] || {};
+            if (move.kind !== null) moves[move.kind] += 1;
+            table.say(bySeat, move);
+          }
           shown += 1;
           last = event;
           parts.where.textContent = whereText(state, event, roundOpen);

@@ -107,7 +107,8 @@ def play_game(state: GameState, players: Sequence[Bot],
         return state
     while not state.over:
         answers = {seat: decide[seat](observe(seat)) for seat in state.pending}
-        log.extend(answer_event(state, s, a) for s, a in answers.items())
+        log.extend(answer_event(state, s, a, comment=players[s].pop_comment())
+                   for s, a in answers.items())
         apply(answers)
     return state
 

@@ -10,6 +10,7 @@ import random
 from functools import cached_property
 from typing import Any
 
+from bullring.contract.comments import comment_problem
 from bullring.referee.core import Action, Decision, DecisionKind
 
 
@@ -32,6 +33,9 @@ class Bot:
     """True when ``decide`` reads nothing of the observation but its ``decision``: the local
     arena then calls ``decide_on(decision)`` and builds no observation (the same answers)."""
 
+    _comment = ""
+    """The comment on the answer being decided (``comment``), until a runner takes it."""
+
     def __init__(self, seed: int = 0) -> None:
         self._rng_seed = seed
 
@@ -52,6 +56,24 @@ class Bot:
         if kind is DecisionKind.TAKE_OR_PASS:
             return self.take_or_pass(observation)
         return self.reveal_hidden_card(observation)
+
+    def comment(self, text: str) -> None:
+        """Say why, in the bot's own words, with the answer being decided: call it in
+        ``decide`` (or a kind's method) before returning the action; a later call replaces
+        it. At most 200 characters on one line (no control characters, so no line breaks),
+        else ``ValueError`` says what is wrong. The server keeps it in the match's replay
+        and nobody sees it before the match ends: the replay viewer and ``/tv`` then show it
+        beside the move."""
+        problem = comment_problem(text)
+        if problem is not None:
+            raise ValueError(f"{problem}: {text[:40]!r}...")
+        self._comment = text
+
+    def pop_comment(self) -> str:
+        """The comment given since the last call (empty: none), cleared: what a runner
+        sends with the answer ``decide`` just returned."""
+        text, self._comment = self._comment, ""
+        return text
 
     def decide_on(self, decision: Decision) -> Action:
         """Answer ``decision`` alone; only bots with ``decision_only`` implement it."""

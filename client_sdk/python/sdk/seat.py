@@ -49,8 +49,8 @@ class Seat:
         self.on_message = on_message
         self.bot: Bot | None = None
         self.match_id: str | None = None
-        self.answers: dict[str, pb.Action] = {}
-        """Actions sent by decision id: a decision resent after a reconnect gets the same."""
+        self.answers: dict[str, pb.Answer] = {}
+        """Answers sent by decision id: a decision resent after a reconnect gets the same."""
         self.thread = BotThread()
 
     async def handle(self, response: pb.PlayResponse, received: float) -> pb.Answer | None:
@@ -164,7 +164,7 @@ class Seat:
             return None
         if did in self.answers:
             log.debug("decision %s asked again; sending the same answer", did)
-            return pb.Answer(decision_id=did, action=self.answers[did])
+            return self.answers[did]
         kind = wire.KIND_FROM_PROTO.get(request.kind)
         if kind is None:
             log.error("decision %s has an unknown kind %d; not answered", did, request.kind)
@@ -177,9 +177,12 @@ class Seat:
         observation = wire.observation_from_request(request)
         bot = self.bot
         began = time.monotonic()
+
+        def decide() -> tuple[Action, str]:
+            bot.pop_comment()  # one left by on_event, or by a decision given up on
+            return bot.decide(observation), bot.pop_comment()
         try:
-            action: Action = await asyncio.wait_for(
-                self.thread.submit(lambda: bot.decide(observation)), budget_s)
+            action, comment = await asyncio.wait_for(self.thread.submit(decide), budget_s)
         except TimeoutError:
             log.warning("missed decision %s (%s): the bot did not answer within %.0f ms; the "
                         "server applies the default action", did, kind.name, budget_s * 1000)
@@ -194,9 +197,9 @@ class Seat:
             log.error("decision %s (%s): the bot answered %r, which is not a %s; not answered",
                       did, kind.name, action, _ACTION_NOUN[wire.ACTION_FIELD[kind]])
             return None
-        self.answers[did] = proto
+        answer = self.answers[did] = pb.Answer(decision_id=did, action=proto, comment=comment)
         log.debug("decision %s (%s): answered %r in %.1f ms", did, kind.name, action, taken_ms)
-        return pb.Answer(decision_id=did, action=proto)
+        return answer
 
 
 _ACTION_NOUN = {"card": "card", "row": "row index", "word": "word"}

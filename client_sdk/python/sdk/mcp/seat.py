@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bullring.contract import wire
+from bullring.contract.comments import comment_problem
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.referee.core import Action
 from bullring.sdk.bot import Bot
@@ -63,6 +64,8 @@ class Pending:
     answer: concurrent.futures.Future[Action] = field(default_factory=concurrent.futures.Future)
     verdict: asyncio.Future[str] | None = None
     """Settled with "" when accepted, or the server's message when rejected."""
+    comment: str = ""
+    """The agent's comment on its answer (``act``'s ``comment``), sent with it."""
 
     def time_left_ms(self) -> int:
         """Milliseconds until the deadline (0 once it passed)."""
@@ -185,14 +188,20 @@ class SeatDesk:
                     or self.matches_played != ended_before), timeout_s)
         return self.open_decision()
 
-    async def act(self, action: int | str) -> Pending:
-        """Answer the open decision with ``action`` and wait for the server's verdict.
+    async def act(self, action: int | str, comment: str = "") -> Pending:
+        """Answer the open decision with ``action`` (and ``comment``, why, kept in the
+        replay) and wait for the server's verdict.
 
-        ``AgentError`` when no decision is open or the action is not one of its legal
-        actions (the decision stays open), or when the server rejects it."""
+        ``AgentError`` when no decision is open, the action is not one of its legal actions
+        or the comment is too long or holds a control character (the decision stays open),
+        or when the server rejects it."""
         p = self.open_decision()
         if p is None:
             raise AgentError("no decision is waiting for an answer; call next_decision first")
+        problem = comment_problem(comment)
+        if problem is not None:
+            raise AgentError(f"{problem}; answer again with a shorter, single-line comment "
+                             f"within {p.time_left_ms()} ms")
         legal = p.legal()
         chosen: Any = action
         if isinstance(action, str) and action.strip().lstrip("-").isdigit():
@@ -205,6 +214,7 @@ class SeatDesk:
         engine_action: Action = next(a for a in p.observation.decision.legal
                                      if jsonable(a) == chosen)
         p.verdict = asyncio.get_running_loop().create_future()
+        p.comment = comment
         p.answer.set_result(engine_action)
         try:
             message = await asyncio.wait_for(asyncio.shield(p.verdict),
@@ -233,4 +243,7 @@ class AgentBot(Bot):
         p = self.desk.pending
         if p is None:
             raise TimeoutError("no decision is pending")
-        return p.answer.result(timeout=max(0.0, p.deadline - time.monotonic()))
+        action = p.answer.result(timeout=max(0.0, p.deadline - time.monotonic()))
+        if p.comment:
+            self.comment(p.comment)
+        return action

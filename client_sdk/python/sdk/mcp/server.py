@@ -72,12 +72,14 @@ def build(desk: SeatDesk) -> MCPServer:
         return _result("No decision yet; call next_decision again.", {"status": "waiting"})
 
     @server.tool()
-    async def act(action: int | str) -> CallToolResult:
+    async def act(action: int | str, comment: str = "") -> CallToolResult:
         """Answer the open decision: a card number, a row index, or a word ("take",
         "pass", "reveal", "keep"). An illegal answer is refused with the reason; answer
-        again before the deadline."""
+        again before the deadline. comment (optional): why, in your own words, at most 200
+        characters on one line; kept in the match's replay and shown beside the move once
+        the match has ended, never to the other seats during it."""
         try:
-            p = await desk.act(action)
+            p = await desk.act(action, comment)
         except AgentError as e:
             raise ToolError(str(e)) from None
         return _result(f"Accepted {action!r} for decision {p.decision_id}.",
