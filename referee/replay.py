@@ -25,11 +25,16 @@ class ReplayError(RefereeError):
 
 
 def answer_event(state: GameState, seat: int, action: int | str, *,
-                 default: bool = False) -> dict[str, Any]:
-    """Return the log event for ``action`` answering ``seat``'s pending decision."""
+                 default: bool = False, comment: str = "") -> dict[str, Any]:
+    """Return the log event for ``action`` answering ``seat``'s pending decision; a
+    non-empty ``comment`` (the bot's own words on it) is kept as ``comment``."""
     kind = state.pending[seat].kind
-    return {"type": ANSWER, "step": state.step, "seat": seat, "kind": str(kind),
-            "action": action if isinstance(action, int) else str(action), "default": default}
+    event: dict[str, Any] = {"type": ANSWER, "step": state.step, "seat": seat, "kind": str(kind),
+                             "action": action if isinstance(action, int) else str(action),
+                             "default": default}
+    if comment:
+        event["comment"] = comment
+    return event
 
 
 def build_replay(state: GameState, *, match_id: str, seat_names: Sequence[str],

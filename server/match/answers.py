@@ -3,6 +3,8 @@ takes it, and how much of a refused answer the match log keeps."""
 
 from __future__ import annotations
 
+import unicodedata
+
 from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.referee.core import Action, ActionError
@@ -17,16 +19,37 @@ MAX_ID_LOGGED = 64
 shorter; the verdict itself carries the id as given)."""
 
 
+MAX_COMMENT_CHARS = 200
+"""The longest comment an answer may carry (``Answer.comment``), in characters."""
+
+
 def not_pending(seat: int, decision_id: str) -> str:
     """Why an answer to a decision that is not pending for ``seat`` is refused."""
     return f"decision {decision_id[:MAX_ID_LOGGED]!r} is not pending for seat {seat}"
 
 
-def refusal(state: GameState, seat: int, action: Action | None, field: str | None
-            ) -> tuple[pb.RejectReason, str] | None:
-    """Why ``action`` cannot answer ``seat``'s pending decision in ``state``, or None if it
-    can. ``field`` is the ``Action`` field the answer set (``card``, ``row``, ``word``): one
-    that does not answer the pending decision's kind is malformed, whatever its value."""
+def comment_problem(comment: str) -> str | None:
+    """What is wrong with an answer's ``comment`` (too long, or holding a control
+    character), or None if it can be stored and shown."""
+    if len(comment) > MAX_COMMENT_CHARS:
+        return (f"the comment has {len(comment)} characters; at most {MAX_COMMENT_CHARS} "
+                f"are allowed")
+    for index, char in enumerate(comment):
+        if unicodedata.category(char) == "Cc":
+            return (f"the comment holds the control character U+{ord(char):04X} at "
+                    f"position {index}; comments are one line of printable text")
+    return None
+
+
+def refusal(state: GameState, seat: int, action: Action | None, field: str | None,
+            comment: str = "") -> tuple[pb.RejectReason, str] | None:
+    """Why ``action`` (with ``comment``) cannot answer ``seat``'s pending decision in
+    ``state``, or None if it can. ``field`` is the ``Action`` field the answer set (``card``,
+    ``row``, ``word``): one that does not answer the pending decision's kind is malformed,
+    whatever its value; so is a comment ``comment_problem`` finds fault with."""
+    problem = comment_problem(comment)
+    if problem is not None:
+        return pb.REJECT_REASON_MALFORMED_ACTION, problem
     if action is None:
         return pb.REJECT_REASON_MALFORMED_ACTION, "the answer carries no action"
     kind = state.pending[seat].kind

@@ -129,9 +129,11 @@ class MatchRunner:
     # -- answers -------------------------------------------------------------------------
 
     def submit(self, seat: int, decision_id: str, action: Action | None, *,
-               field: str | None) -> pb.AnswerAccepted | pb.AnswerRejected:
+               field: str | None, comment: str = "") -> pb.AnswerAccepted | pb.AnswerRejected:
         """Take one answer from ``seat``: accepted, ignored as a duplicate, or rejected
-        (``refusal`` says why; ``field`` is the ``Action`` field it set).
+        (``refusal`` says why; ``field`` is the ``Action`` field it set). An accepted
+        answer's ``comment`` goes into the match log only: nobody sees it before the match
+        ends and its replay is public.
 
         An answer that completes the decision point does not resolve it: the caller calls
         ``settle`` once it has delivered the verdict, so the events and the next request
@@ -149,13 +151,13 @@ class MatchRunner:
         if seat in pending.answers:
             self.tally.not_take(kind, "duplicate")
             return pb.AnswerAccepted(decision_id=decision_id)  # a retry: counted once
-        refused = refusal(self.state, seat, action, field)
+        refused = refusal(self.state, seat, action, field, comment)
         if refused is not None:
             return self._reject(seat, decision_id, kind, refused[0], refused[1])
         assert action is not None
         timing = self.clock.took(pending, seat, time.monotonic())
         self.tally.accept(kind, timing["ms"] / 1000)
-        self.log.append({**answer_event(self.state, seat, action), **timing})
+        self.log.append({**answer_event(self.state, seat, action, comment=comment), **timing})
         pending.answers[seat] = action
         link.strikes = 0
         pending.mark_complete()

@@ -202,7 +202,7 @@ class BotService:
                                      message="no match of this bot is in progress here")
         runner, seat = target
         return runner.submit(seat, answer.decision_id, wire.action_from_proto(answer.action),
-                             field=wire.action_field(answer.action))
+                             field=wire.action_field(answer.action), comment=answer.comment)
 
     async def subscribe(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
                         ) -> AsyncIterator[bytes]:

@@ -228,6 +228,10 @@ class AnswerIn(BaseModel):
     decision_id: StrictStr = Field(max_length=200, description="the decision id of the "
                                    "request this answers")
     action: ActionIn = Field(description="the action chosen")
+    comment: StrictStr = Field(default="", description="why, in the bot's own words: at "
+                               "most 200 characters, no control characters (else the answer "
+                               "is rejected as MALFORMED_ACTION); stored in the replay, shown "
+                               "to nobody before the match ends")
 
 
 class Verdict(BaseModel):

@@ -250,7 +250,8 @@ async def answer(ctx: Context, body: AnswerIn, caller: Caller) -> Verdict:
         runner, seat_index = target
     else:
         runner, seat_index = await ctx.hub.runner(caller[0]), caller[1]
-    verdict = runner.submit(seat_index, body.decision_id, action, field=field)
+    verdict = runner.submit(seat_index, body.decision_id, action, field=field,
+                            comment=body.comment)
     runner.settle()
     if isinstance(verdict, pb.AnswerAccepted):
         return Verdict(accepted=to_json(verdict))
