@@ -62,8 +62,8 @@ type Bot interface {
 // the answer its decision method has just returned. The runner asks right after that
 // method, on the same goroutine, and sends the comment with the answer; it is stored in the
 // replay and shown beside the move once the move is public. At most 200 characters, no
-// control characters; "" sends none (a comment the server would refuse is logged and left
-// out, and the answer goes without it).
+// control characters; "" sends none (a comment that panics, or that the server would refuse,
+// is logged and left out, and the answer goes without it).
 type Commenter interface {
 	Comment() string
 }
@@ -71,8 +71,12 @@ type Commenter interface {
 // maxCommentChars is the longest comment an answer may carry (Answer.comment).
 const maxCommentChars = 200
 
-// commentProblem says what the server would refuse in a comment, or "" if it may be sent.
+// commentProblem says what the server would refuse in a comment (not UTF-8, too long, a
+// control character), or "" if it may be sent.
 func commentProblem(comment string) string {
+	if !utf8.ValidString(comment) {
+		return "it is not UTF-8"
+	}
 	if n := utf8.RuneCountInString(comment); n > maxCommentChars {
 		return fmt.Sprintf("it has %d characters; at most %d are allowed", n, maxCommentChars)
 	}
@@ -454,6 +458,17 @@ func (r *runner) decide(req *pb.DecisionRequest, received time.Time) *pb.Answer 
 	}
 }
 
+// comment asks the bot's Comment; a panic there is logged, and the answer goes without one.
+func (r *runner) comment(c Commenter) (comment string) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.logf("ERROR", "the bot's Comment panicked; answering without a comment: %v\n%s", p, debug.Stack())
+			comment = ""
+		}
+	}()
+	return c.Comment()
+}
+
 // ask calls the bot's method for the request's kind and finds its answer among the legal
 // actions (index -1 and a message when it is not one of them), with the bot's comment when
 // it is a Commenter.
@@ -487,7 +502,7 @@ func (r *runner) ask(req *pb.DecisionRequest) (res choice) {
 		return
 	}
 	if commenter, ok := r.bot.(Commenter); ok {
-		res.comment = commenter.Comment()
+		res.comment = r.comment(commenter)
 	}
 	for i, a := range req.Legal {
 		switch v := a.Value.(type) {
