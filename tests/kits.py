@@ -251,7 +251,8 @@ def check_a_throw_falls_to_the_default(rig: KitRig, name: str, throwing: LadderB
                                        message: str) -> None:
     """A bot that throws on its third card (``throwing``, one 6 nimmt! ladder match) logs the
     exception with its trace (``message``); that decision gets the default action at the
-    deadline and the bot answers every other decision itself, then exits 0."""
+    deadline and the bot answers every other decision itself, then exits 0. Its comments,
+    201 characters long, are logged as left out, and its answers go without them."""
     code = finished(throwing)
     err = throwing.err.text()
     assert code == 0, err[-3000:]
@@ -269,6 +270,8 @@ def check_a_throw_falls_to_the_default(rig: KitRig, name: str, throwing: LadderB
     thrown = kinds.index("timeout")
     assert kinds[thrown + 1] == "default" and thrown >= 2, kinds
     assert "own" in kinds[thrown + 2:], kinds
+    assert "is left out: it has 201 characters; at most 200" in err, err[-3000:]
+    assert not any("comment" in e for e in answers), answers
 
 
 def check_replaced(rig: KitRig) -> None:

@@ -28,6 +28,11 @@ public class ThrowingBot extends StarterBot {
         return super.playCard(d);
     }
 
+    @Override
+    public String comment() {
+        return "x".repeat(201);
+    }
+
     public static void main(String[] args) {
         bullring.kit.Runner.main(new ThrowingBot(), args);
     }

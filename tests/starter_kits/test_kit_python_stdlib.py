@@ -31,6 +31,9 @@ class ThrowingBot(StarterBot):
             raise RuntimeError("thrown on purpose at the third card")
         return super().play_card(seen, d)
 
+    def comment(self):
+        return "x" * 201
+
 
 run(ThrowingBot())
 """

@@ -28,6 +28,10 @@ impl Bot for ThrowingBot {
         }
         seen.hand[0]
     }
+
+    fn comment(&mut self) -> String {
+        "x".repeat(201)
+    }
 }
 
 fn main() {
