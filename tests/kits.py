@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import httpx
 import pytest
 
 from bullring.referee.replay import verify
@@ -41,10 +42,14 @@ rustup's cargo in ~/.cargo/bin, must not stand in for the packages the kits name
 
 @dataclass(frozen=True)
 class Kit:
-    """A starter kit: its folder under client_sdk/ and the tools its build needs."""
+    """A starter kit: its folder under client_sdk/, the tools its build needs and the
+    comments its starter bot gives its answers."""
 
     folder: str
     tools: tuple[str, ...]
+    comments: frozenset[str]
+    """Every comment the starter bot sends (each of its answers carries one of them)."""
+
     def readme_commands(self) -> list[str]:
         """The three commands of the README's first ``sh`` block: install, build, run."""
         text = (ROOT / "client_sdk" / self.folder / "README.md").read_text(encoding="utf-8")
@@ -190,11 +195,26 @@ def seat_events(replay: dict[str, Any], seat: int, kind: str) -> list[dict[str, 
     return [e for e in replay["events"] if e["type"] == kind and e.get("seat") == seat]
 
 
+def http_replay(server: ServerProcess, match_id: str) -> dict[str, Any]:
+    """The replay of an ended match as the HTTP API gives it to anyone."""
+    response = httpx.get(f"{server.http}/api/matches/{match_id}/replay", timeout=30)
+    response.raise_for_status()
+    replay: dict[str, Any] = response.json()
+    return replay
+
+
+def check_commented(kit: Kit, replay: dict[str, Any], seat: int) -> None:
+    """Every answer of ``seat`` in ``replay`` carries one of the starter bot's comments."""
+    said = [answer.get("comment") for answer in seat_events(replay, seat, "answer")]
+    assert said and all(comment in kit.comments for comment in said), (kit.comments, said)
+
+
 def check_ladder_play(rig: KitRig, matches: int = 2) -> None:
     """The kit's starter bot plays ``matches`` rated matches of each game beside house bots;
     told to stop (SIGTERM) it exits 0; the matches finished normally, with every decision of
     its seat answered by the bot (no timeout, no default), their replays verify, and the bot
-    is on both leaderboards."""
+    is on both leaderboards. Each of its answers in the replays that the HTTP API serves
+    carries the starter bot's comment."""
     prefix = rig.kit.folder.replace("-", "")
     games = {"six_nimmt": f"{prefix}-6nimmt", "no_thanks": f"{prefix}-nothanks"}
     bots = {game: rig.kit.start(rig.folder, name, rig.server, rig.server.add_bot(name), game)
@@ -215,13 +235,14 @@ def check_ladder_play(rig: KitRig, matches: int = 2) -> None:
         store = Store(rig.server.db)
         for match_id, termination in ended[:matches]:
             assert termination == "normal"
-            replay = store.replay(match_id)
+            replay = http_replay(rig.server, match_id)
             verify(replay)
             assert replay["game"] == game and replay["termination"] == "normal"
             seat = my_seat(replay, bot.name)
             assert not seat_events(replay, seat, "timeout"), f"{match_id}: a timeout\n{err}"
             answers = seat_events(replay, seat, "answer")
             assert answers and not any(a["default"] for a in answers)
+            check_commented(rig.kit, replay, seat)
         board = [entry.bot for entry in store.leaderboard(game)]
         assert bot.name in board
 
@@ -230,7 +251,8 @@ def check_a_throw_falls_to_the_default(rig: KitRig, name: str, throwing: LadderB
                                        message: str) -> None:
     """A bot that throws on its third card (``throwing``, one 6 nimmt! ladder match) logs the
     exception with its trace (``message``); that decision gets the default action at the
-    deadline and the bot answers every other decision itself, then exits 0."""
+    deadline and the bot answers every other decision itself, then exits 0. Its comments,
+    201 characters long, are logged as left out, and its answers go without them."""
     code = finished(throwing)
     err = throwing.err.text()
     assert code == 0, err[-3000:]
@@ -248,6 +270,8 @@ def check_a_throw_falls_to_the_default(rig: KitRig, name: str, throwing: LadderB
     thrown = kinds.index("timeout")
     assert kinds[thrown + 1] == "default" and thrown >= 2, kinds
     assert "own" in kinds[thrown + 2:], kinds
+    assert "is left out: it has 201 characters; at most 200" in err, err[-3000:]
+    assert not any("comment" in e for e in answers), answers
 
 
 def check_replaced(rig: KitRig) -> None:
@@ -284,9 +308,8 @@ def seat_command(kit: Kit) -> str:
 def check_seat_play(rig: KitRig, matches: int = 2) -> None:
     """The kit's starter bot plays ``matches`` matches of each game by seat tokens: each run
     exits 0 at its match's end, which finished normally with every decision of its seat
-    answered by the bot (no timeout, no default) and verifies as a replay; a run waiting for
-    its match to start exits 0 on SIGTERM."""
-    store = Store(rig.server.db)
+    answered by the bot (no timeout, no default) with the starter bot's comment and verifies
+    as a replay; a run waiting for its match to start exits 0 on SIGTERM."""
     for game, args in SEAT_MATCHES.items():
         for number in range(matches):
             match = rig.server.create_match(game, 3, "--seed", str(number), *args)
@@ -296,12 +319,13 @@ def check_seat_play(rig: KitRig, matches: int = 2) -> None:
             code = finished(bot)
             assert code == 0, bot.err.text()[-3000:]
             assert bot.matches() == [(match.match_id, "normal")], bot.out.text()
-            replay = store.replay(match.match_id)
+            replay = http_replay(rig.server, match.match_id)
             verify(replay)
             assert replay["termination"] == "normal"
             assert not seat_events(replay, 0, "timeout"), bot.err.text()[-3000:]
             answers = seat_events(replay, 0, "answer")
             assert answers and not any(a["default"] for a in answers)
+            check_commented(rig.kit, replay, 0)
     waiting = rig.server.create_match("six_nimmt", 2)
     assert waiting.tokens[0] is not None
     bot = rig.kit.start(rig.folder, "waiting", rig.server, waiting.tokens[0], "six_nimmt",

@@ -220,8 +220,39 @@ struct Outcome {
 // The bot's answer to one decision: the index of a legal action, or -1 and why.
 struct Choice {
   int index = -1;
-  std::string problem, thrown;
+  std::string comment, comment_thrown, problem, thrown;
 };
+
+// The longest comment an answer may carry (Answer.comment), in characters.
+constexpr int kMaxCommentChars = 200;
+
+// What the server would refuse in a comment (not UTF-8, too long, a control character), or
+// "" if it may be sent.
+std::string CommentProblem(const std::string& comment) {
+  int chars = 0;
+  for (size_t i = 0; i < comment.size(); ++chars) {
+    unsigned char lead = comment[i];
+    size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > comment.size()) return "it is not UTF-8";
+    unsigned code = length == 1 ? lead : lead & (0x7F >> length);
+    for (size_t k = 1; k < length; ++k) {
+      unsigned char next = comment[i + k];
+      if ((next & 0xC0) != 0x80) return "it is not UTF-8";
+      code = (code << 6) | (next & 0x3F);
+    }
+    if (code < 0x20 || (code >= 0x7F && code < 0xA0)) {
+      char text[96];
+      std::snprintf(text, sizeof text, "it holds the control character U+%04X at position %d", code, chars);
+      return text;
+    }
+    i += length;
+  }
+  if (chars > kMaxCommentChars) {
+    return "it has " + std::to_string(chars) + " characters; at most " + std::to_string(kMaxCommentChars) +
+           " are allowed";
+  }
+  return "";
+}
 
 class Runner {
  public:
@@ -467,8 +498,7 @@ class Runner {
       auto given = answers_.find(id);
       if (given != answers_.end()) {
         Log("INFO", "decision %s asked again; sending the same answer", id.c_str());
-        answer.set_decision_id(id);
-        *answer.mutable_action() = given->second;
+        answer = given->second;
         return true;
       }
     }
@@ -514,17 +544,28 @@ class Runner {
           kind.c_str(), choice.problem.c_str());
       return false;
     }
+    if (!choice.comment_thrown.empty()) {
+      Log("ERROR", "decision %s: the bot's Comment threw; answering without a comment\n%s", id.c_str(),
+          choice.comment_thrown.c_str());
+    }
+    std::string problem = CommentProblem(choice.comment);
+    if (!problem.empty()) {
+      Log("WARNING", "decision %s: the comment is left out: %s", id.c_str(), problem.c_str());
+      choice.comment.clear();
+    }
     answer.set_decision_id(id);
     *answer.mutable_action() = request.legal(choice.index);
+    answer.set_comment(choice.comment);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      answers_[id] = answer.action();
+      answers_[id] = answer;
     }
-    Log("DEBUG", "decision %s (%s): answered %s", id.c_str(), kind.c_str(), answer.action().ShortDebugString().c_str());
+    Log("DEBUG", "decision %s (%s): answered %s", id.c_str(), kind.c_str(), answer.ShortDebugString().c_str());
     return true;
   }
 
-  // Calls the bot's method for the request's kind and finds its answer among the legal actions.
+  // Calls the bot's method for the request's kind and finds its answer among the legal actions;
+  // then asks the bot's comment on it.
   Choice Ask(const pb::DecisionRequest& request) {
     std::vector<int> numbers;
     std::vector<std::string> words;
@@ -553,6 +594,12 @@ class Runner {
         choice.problem = "unknown decision kind " + std::to_string(request.kind());
         return choice;
     }
+    try {
+      choice.comment = bot_.Comment();
+    } catch (...) {
+      choice.comment.clear();
+      choice.comment_thrown = last_throw_trace.empty() ? "(no trace)" : last_throw_trace;
+    }
     for (int i = 0; i < request.legal_size(); ++i) {
       const auto& a = request.legal(i);
       bool match = is_word ? (a.value_case() == pb::Action::kWord && a.word() == word)
@@ -577,7 +624,7 @@ class Runner {
   bool stopped_ = false;
   std::shared_ptr<Connection> current_;
   std::string match_id_;
-  std::map<std::string, pb::Action> answers_;
+  std::map<std::string, pb::Answer> answers_;
   int played_ = 0;
 };
 

@@ -32,6 +32,13 @@ class Bot {
   // No Thanks! hidden_card variant: "reveal" the hidden card or "keep" it.
   virtual std::string RevealHiddenCard(const NoThanksObservation& obs,
                                        const std::vector<std::string>& legal) = 0;
+  // Why, in the bot's own words, it chose the answer its decision method has just returned
+  // (optional). The runner asks right after that method, on the same thread, and sends the
+  // comment with the answer; it is stored in the replay and shown beside the move once the
+  // move is public. UTF-8, at most 200 characters, no control characters; "" (the default)
+  // sends none. A comment that throws, or that the server would refuse, is logged and left
+  // out, and the answer goes without it.
+  virtual std::string Comment() { return ""; }
   // Called when a match starts (optional).
   virtual void OnMatchStarted(const MatchStarted&) {}
   // Called when a match ends (optional).

@@ -32,6 +32,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	pb "bullring/v2"
 
@@ -54,6 +56,38 @@ type Bot interface {
 	TakeOrPass(obs *pb.NoThanksObservation, legal []string) string
 	// RevealHiddenCard (No Thanks! hidden_card variant): "reveal" the hidden card or "keep" it.
 	RevealHiddenCard(obs *pb.NoThanksObservation, legal []string) string
+}
+
+// Commenter is optional: a Bot that also has Comment says why, in its own words, it chose
+// the answer its decision method has just returned. The runner asks right after that
+// method, on the same goroutine, and sends the comment with the answer; it is stored in the
+// replay and shown beside the move once the move is public. At most 200 characters, no
+// control characters; "" sends none (a comment that panics, or that the server would refuse,
+// is logged and left out, and the answer goes without it).
+type Commenter interface {
+	Comment() string
+}
+
+// maxCommentChars is the longest comment an answer may carry (Answer.comment).
+const maxCommentChars = 200
+
+// commentProblem says what the server would refuse in a comment (not UTF-8, too long, a
+// control character), or "" if it may be sent.
+func commentProblem(comment string) string {
+	if !utf8.ValidString(comment) {
+		return "it is not UTF-8"
+	}
+	if n := utf8.RuneCountInString(comment); n > maxCommentChars {
+		return fmt.Sprintf("it has %d characters; at most %d are allowed", n, maxCommentChars)
+	}
+	position := 0
+	for _, c := range comment {
+		if unicode.IsControl(c) {
+			return fmt.Sprintf("it holds the control character U+%04X at position %d", c, position)
+		}
+		position++
+	}
+	return ""
 }
 
 // MatchWatcher is optional: a Bot that also has these methods hears of each match's start
@@ -93,8 +127,8 @@ type outcome struct {
 
 // choice is the bot's answer to one decision: the index of a legal action, or -1 with why.
 type choice struct {
-	index             int
-	problem, panicked string
+	index                      int
+	comment, problem, panicked string
 }
 
 // runner plays for one bot; its state lives across reconnects.
@@ -106,7 +140,7 @@ type runner struct {
 	botMu   sync.Mutex // the bot's methods are called one at a time
 	mu      sync.Mutex // guards the fields below
 	matchID string
-	answers map[string]*pb.Action
+	answers map[string]*pb.Answer
 	played  int
 }
 
@@ -139,7 +173,7 @@ func Run(bot Bot) {
 	ctx, cancel := context.WithCancel(context.Background())
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
-	r := &runner{bot: bot, opts: opts, ctx: ctx, answers: map[string]*pb.Action{},
+	r := &runner{bot: bot, opts: opts, ctx: ctx, answers: map[string]*pb.Answer{},
 		logger: log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)}
 	go func() {
 		name := map[os.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[<-signals]
@@ -308,7 +342,7 @@ func (r *runner) handle(m *pb.PlayResponse, send func(*pb.PlayRequest)) bool {
 		resumed := s.MatchId == r.matchID
 		if !resumed {
 			r.matchID = s.MatchId
-			r.answers = map[string]*pb.Action{}
+			r.answers = map[string]*pb.Answer{}
 		}
 		r.mu.Unlock()
 		if resumed {
@@ -380,7 +414,7 @@ func (r *runner) decide(req *pb.DecisionRequest, received time.Time) *pb.Answer 
 	r.mu.Unlock()
 	if given != nil {
 		r.logf("INFO", "decision %s asked again; sending the same answer", id)
-		return &pb.Answer{DecisionId: id, Action: given}
+		return given
 	}
 	budget := time.Duration(req.TimeLeftMs)*time.Millisecond - r.opts.margin - time.Since(received)
 	if budget <= 0 {
@@ -411,17 +445,33 @@ func (r *runner) decide(req *pb.DecisionRequest, received time.Time) *pb.Answer 
 			r.logf("ERROR", "decision %s (%v): %s; not answered, the server applies the default action", id, req.Kind, res.problem)
 			return nil
 		}
-		action := req.Legal[res.index]
+		if problem := commentProblem(res.comment); problem != "" {
+			r.logf("WARNING", "decision %s: the comment %q is left out: %s", id, res.comment, problem)
+			res.comment = ""
+		}
+		answer := &pb.Answer{DecisionId: id, Action: req.Legal[res.index], Comment: res.comment}
 		r.mu.Lock()
-		r.answers[id] = action
+		r.answers[id] = answer
 		r.mu.Unlock()
-		r.logf("DEBUG", "decision %s (%v): answered %v", id, req.Kind, action)
-		return &pb.Answer{DecisionId: id, Action: action}
+		r.logf("DEBUG", "decision %s (%v): answered %v", id, req.Kind, answer)
+		return answer
 	}
 }
 
+// comment asks the bot's Comment; a panic there is logged, and the answer goes without one.
+func (r *runner) comment(c Commenter) (comment string) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.logf("ERROR", "the bot's Comment panicked; answering without a comment: %v\n%s", p, debug.Stack())
+			comment = ""
+		}
+	}()
+	return c.Comment()
+}
+
 // ask calls the bot's method for the request's kind and finds its answer among the legal
-// actions (index -1 and a message when it is not one of them).
+// actions (index -1 and a message when it is not one of them), with the bot's comment when
+// it is a Commenter.
 func (r *runner) ask(req *pb.DecisionRequest) (res choice) {
 	var cards []int32
 	var words []string
@@ -450,6 +500,9 @@ func (r *runner) ask(req *pb.DecisionRequest) (res choice) {
 	default:
 		res.index, res.problem = -1, fmt.Sprintf("unknown decision kind %v", req.Kind)
 		return
+	}
+	if commenter, ok := r.bot.(Commenter); ok {
+		res.comment = r.comment(commenter)
 	}
 	for i, a := range req.Legal {
 		switch v := a.Value.(type) {

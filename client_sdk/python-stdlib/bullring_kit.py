@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import traceback
+import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -30,6 +31,7 @@ from typing import Any, NoReturn
 
 from bullring_messages import (
     Action,
+    Answer,
     DecisionRequest,
     MatchEnded,
     MatchStarted,
@@ -47,7 +49,8 @@ class Bot:
     may know (``seen``, the game's observation) and the decision request ``d``: ``d.legal``
     is every action it may answer, ``d.time_left_ms`` the time left. A method left alone
     answers the first legal action; one that raises is logged with its traceback and not
-    answered (the server plays the default action)."""
+    answered (the server plays the default action). ``comment``, asked right after each
+    of them, may say why."""
 
     games = ("six_nimmt", "no_thanks")
     """The games this bot plays."""
@@ -72,6 +75,14 @@ class Bot:
         """No Thanks! hidden_card variant: "reveal" or "keep"."""
         return "keep"
 
+    def comment(self) -> str:
+        """Why, in the bot's own words, it chose the answer its decision method has just
+        returned (asked right after that method, on the same thread): at most 200
+        characters and no control characters, stored in the replay and shown beside the
+        move once the move is public. Empty (the default): no comment. A comment the server
+        would refuse is logged and left out; the answer is sent without it."""
+        return ""
+
     def on_match_started(self, started: MatchStarted) -> None:
         """A match starts: the game, the settings, this seat and every seat's name."""
 
@@ -84,6 +95,21 @@ class Bot:
 
 def _first(d: DecisionRequest) -> Action:
     return d.legal[0]
+
+
+MAX_COMMENT_CHARS = 200
+"""The longest comment an answer may carry (``Answer.comment``), in characters."""
+
+
+def comment_problem(comment: str) -> str | None:
+    """What the server would refuse in a comment (too long, or a control character), or
+    None if it may be sent."""
+    if len(comment) > MAX_COMMENT_CHARS:
+        return f"it has {len(comment)} characters; at most {MAX_COMMENT_CHARS} are allowed"
+    for index, char in enumerate(comment):
+        if unicodedata.category(char) == "Cc":
+            return f"it holds the control character U+{ord(char):04X} at position {index}"
+    return None
 
 
 ANSWERS = {"DECISION_KIND_PLAY_CARD": ("play_card", "card"),
@@ -145,7 +171,7 @@ class Runner:
         self.played = 0
         self.reached = False
         self.match_id = ""
-        self.answered: dict[str, Action] = {}
+        self.answered: dict[str, Answer] = {}
 
     def call(self, method: str, path: str, body: Any = None, timeout: float = 10) -> Any:
         """One JSON request; its decoded answer. Refusals for good raise Refused."""
@@ -269,23 +295,32 @@ class Runner:
             log.error("the bot's %s raised:\n%s", name, traceback.format_exc())
 
     def answer(self, d: DecisionRequest, received: float) -> None:
-        """Ask the bot (in a thread, for the time left less the margin) and send its answer."""
-        action = self.answered.get(d.decision_id)
-        if action is None:
+        """Ask the bot (in a thread, for the time left less the margin) and send its answer,
+        with its comment if it has one."""
+        answer = self.answered.get(d.decision_id)
+        if answer is None:
             method, slot = ANSWERS.get(d.kind, ("", ""))
             if not method:
                 log.error("decision %s: a kind this runner does not know (%s)",
                           d.decision_id, d.kind)
                 return
             budget = (d.time_left_ms - self.margin_ms) / 1000 - (time.monotonic() - received)
-            outcome: list[tuple[bool, Any]] = []
+            outcome: list[tuple[bool, Any, str]] = []
 
             def think() -> None:
                 try:
                     seen = d.six_nimmt if d.six_nimmt is not None else d.no_thanks
-                    outcome.append((True, getattr(self.bot, method)(seen, d)))
+                    value = getattr(self.bot, method)(seen, d)
                 except Exception:
-                    outcome.append((False, traceback.format_exc()))
+                    outcome.append((False, traceback.format_exc(), ""))
+                    return
+                try:
+                    comment = self.bot.comment()
+                except Exception:
+                    log.error("decision %s: the bot's comment raised; answering without "
+                              "one\n%s", d.decision_id, traceback.format_exc())
+                    comment = ""
+                outcome.append((True, value, comment))
 
             thinker = threading.Thread(target=think, name="bot", daemon=True)
             thinker.start()
@@ -294,20 +329,29 @@ class Runner:
                 log.error("missed decision %s (%s): the bot took more than %.0f ms; the server "
                           "plays the default", d.decision_id, d.kind, budget * 1000)
                 return
-            answered, value = outcome[0]
+            answered, value, comment = outcome[0]
             if not answered:
                 log.error("decision %s (%s): the bot raised; the server plays the default "
                           "action\n%s", d.decision_id, d.kind, value)
                 return
-            action = Action(**{slot: value})
-            self.answered[d.decision_id] = action
-        verdict = self.call("POST", "/api/play/answer",
-                            {"decision_id": d.decision_id, "action": action.to_json()})
+            problem = comment_problem(comment)
+            if problem is not None:
+                log.warning("decision %s: the comment %r is left out: %s", d.decision_id,
+                            comment, problem)
+                comment = ""
+            answer = Answer(decision_id=d.decision_id, action=Action(**{slot: value}),
+                            comment=comment)
+            self.answered[d.decision_id] = answer
+        body: dict[str, Any] = {"decision_id": answer.decision_id,
+                                "action": answer.action.to_json()}
+        if answer.comment:
+            body["comment"] = answer.comment
+        verdict = self.call("POST", "/api/play/answer", body)
         if "accepted" in verdict:
-            log.debug("decision %s (%s): answered %s", d.decision_id, d.kind, action.to_json())
+            log.debug("decision %s (%s): answered %s", d.decision_id, d.kind, body)
         else:
-            log.warning("decision %s: answer %s rejected: %s", d.decision_id,
-                        action.to_json(), verdict.get("rejected"))
+            log.warning("decision %s: answer %s rejected: %s", d.decision_id, body,
+                        verdict.get("rejected"))
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:

@@ -12,7 +12,9 @@ from tests.kits import Kit, VariantKitTests
 class TestCppKit(VariantKitTests):
     """The C++ kit; its throwing bot's PlayCard throws, and the log says where."""
 
-    KIT = Kit("cpp", ("g++", "protoc", "grpc_cpp_plugin", "pkg-config", "make"))
+    KIT = Kit("cpp", ("g++", "protoc", "grpc_cpp_plugin", "pkg-config", "make"),
+              frozenset({"closest to a row's end", "lowest card", "shortest row", "out of chips",
+                         "the pot pays for it", "too dear for the pot"}))
     BOT_SOURCE = "bot.cpp"
     THROWING_SOURCE = Path(__file__).resolve().parent / "kit_bots" / "throwing_bot.cpp"
     THROWN_AT = "ThrowingBot::PlayCard"

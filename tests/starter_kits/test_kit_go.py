@@ -12,7 +12,9 @@ from tests.kits import Kit, VariantKitTests
 class TestGoKit(VariantKitTests):
     """The Go kit; its throwing bot's PlayCard panics, and the stack names it."""
 
-    KIT = Kit("go", ("go", "protoc", "make"))
+    KIT = Kit("go", ("go", "protoc", "make"),
+              frozenset({"closest to a row's end", "lowest card", "shortest row", "out of chips",
+                         "the pot pays for it", "too dear for the pot"}))
     BOT_SOURCE = "bot.go"
     THROWING_SOURCE = Path(__file__).resolve().parent / "kit_bots" / "throwing_bot.go"
     THROWN_AT = "(*throwingBot).PlayCard"

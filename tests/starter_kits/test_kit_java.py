@@ -10,7 +10,9 @@ from pathlib import Path
 from tests.kits import Kit, KitRig, KitTests
 from tests.ladder_helpers import LadderBot
 
-JAVA = Kit("java", ("javac", "protoc", "grpc_java_plugin"))
+JAVA = Kit("java", ("javac", "protoc", "grpc_java_plugin"),
+           frozenset({"lowest card", "shortest row", "out of chips", "the pot pays for it",
+                      "too dear for the pot"}))
 
 THROWING_BOT = """
 import bullring.v2.DecisionRequest;
@@ -24,6 +26,11 @@ public class ThrowingBot extends StarterBot {
             throw new IllegalStateException("thrown on purpose at the third card");
         }
         return super.playCard(d);
+    }
+
+    @Override
+    public String comment() {
+        return "x".repeat(201);
     }
 
     public static void main(String[] args) {

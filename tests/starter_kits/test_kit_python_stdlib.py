@@ -13,7 +13,9 @@ from pathlib import Path
 from tests.kits import ROOT, Kit, KitRig, KitTests
 from tests.ladder_helpers import LadderBot
 
-STDLIB = Kit("python-stdlib", ("python3",))
+STDLIB = Kit("python-stdlib", ("python3",),
+             frozenset({"lowest card", "shortest row", "out of chips", "the pot pays for it",
+                        "too dear for the pot"}))
 
 THROWING_BOT = """
 from bullring_kit import run
@@ -28,6 +30,9 @@ class ThrowingBot(StarterBot):
         if self.cards == 3:
             raise RuntimeError("thrown on purpose at the third card")
         return super().play_card(seen, d)
+
+    def comment(self):
+        return "x" * 201
 
 
 run(ThrowingBot())

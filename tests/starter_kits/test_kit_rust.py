@@ -10,7 +10,9 @@ from pathlib import Path
 from tests.kits import DEBIAN_FIRST, ROOT, Kit, KitRig, KitTests
 from tests.ladder_helpers import LadderBot
 
-RUST = Kit("rust", ("cargo",))
+RUST = Kit("rust", ("cargo",),
+           frozenset({"lowest card", "shortest row", "out of chips", "the pot pays for it",
+                      "too dear for the pot"}))
 
 THROWING_BOT = """
 use bullring::contract::{DecisionRequest, SixNimmtObservation};
@@ -25,6 +27,10 @@ impl Bot for ThrowingBot {
             panic!("thrown on purpose at the third card");
         }
         seen.hand[0]
+    }
+
+    fn comment(&mut self) -> String {
+        "x".repeat(201)
     }
 }
 

@@ -13,7 +13,9 @@ from typing import Any
 from tests.kits import Kit, KitRig, VariantKitTests, finished, seat_command
 from tests.serving import ServerProcess, db_url
 
-TS = Kit("typescript", ("node", "npm"))
+TS = Kit("typescript", ("node", "npm"),
+         frozenset({"closest to a row's end", "lowest card", "shortest row", "out of chips",
+                    "the pot pays for it", "too dear for the pot"}))
 
 
 def seat_answers(replay: dict[str, Any], seat: int) -> list[dict[str, Any]]:

@@ -53,12 +53,36 @@ pub trait Bot: Send + 'static {
     fn reveal_hidden_card(&mut self, _seen: &NoThanksObservation, _d: &DecisionRequest) -> String {
         "keep".to_string()
     }
+    /// Why, in the bot's own words, it chose the answer its decision method has just
+    /// returned: the runner asks right after that method, on the same thread, and sends the
+    /// comment with the answer; it is stored in the replay and shown beside the move once the
+    /// move is public. At most 200 characters, no control characters; empty (the default)
+    /// sends none. A comment that panics, or that the server would refuse, is logged and left
+    /// out, and the answer goes without it.
+    fn comment(&mut self) -> String {
+        String::new()
+    }
     /// A match starts: the game, the settings, this seat and every seat's name.
     fn on_match_started(&mut self, _started: &MatchStarted) {}
     /// Something public happened in the match.
     fn on_event(&mut self, _event: &PublicEvent) {}
     /// The match is over: totals and ranks by seat.
     fn on_match_ended(&mut self, _ended: &MatchEnded) {}
+}
+
+/// The longest comment an answer may carry (`Answer.comment`), in characters.
+pub const MAX_COMMENT_CHARS: usize = 200;
+
+/// What the server would refuse in a comment (too long, a control character), if anything.
+pub fn comment_problem(comment: &str) -> Option<String> {
+    let chars = comment.chars().count();
+    if chars > MAX_COMMENT_CHARS {
+        return Some(format!("it has {} characters; at most {} are allowed", chars,
+                            MAX_COMMENT_CHARS));
+    }
+    comment.chars().enumerate().find(|(_, c)| c.is_control()).map(|(position, c)| {
+        format!("it holds the control character U+{:04X} at position {}", c as u32, position)
+    })
 }
 
 fn first(d: &DecisionRequest) -> Action {
@@ -151,7 +175,7 @@ struct Runner<B: Bot> {
     agent: ureq::Agent,
     played: u32,
     match_id: String,
-    answered: HashMap<String, Action>,
+    answered: HashMap<String, (Action, String)>,
 }
 
 fn lock<B>(bot: &Mutex<B>) -> std::sync::MutexGuard<'_, B> {
@@ -308,8 +332,8 @@ impl<B: Bot> Runner<B> {
 
     fn answer(&mut self, d: DecisionRequest, received: Instant) {
         let id = d.decision_id.clone();
-        let action = match self.answered.get(&id) {
-            Some(action) => action.clone(),
+        let (action, comment) = match self.answered.get(&id) {
+            Some(answer) => answer.clone(),
             None => {
                 let budget_ms = d.time_left_ms as i64 - self.options.margin_ms
                     - received.elapsed().as_millis() as i64;
@@ -322,7 +346,14 @@ impl<B: Bot> Runner<B> {
                     let _ = sender.send(thought.ok());
                 }).expect("a thread for the bot");
                 match receiver.recv_timeout(budget) {
-                    Ok(Some(Some(action))) => action,
+                    Ok(Some(Some((action, comment)))) => match comment_problem(&comment) {
+                        Some(problem) => {
+                            log!("decision {}: the comment {:?} is left out: {}", id, comment,
+                                 problem);
+                            (action, String::new())
+                        }
+                        None => (action, comment),
+                    },
                     Ok(Some(None)) => {
                         log!("decision {} ({:?}): no observation for this kind", id, kind);
                         return;
@@ -340,8 +371,11 @@ impl<B: Bot> Runner<B> {
                 }
             }
         };
-        self.answered.insert(id.clone(), action.clone());
-        let body = serde_json::json!({"decision_id": id, "action": action});
+        self.answered.insert(id.clone(), (action.clone(), comment.clone()));
+        let mut body = serde_json::json!({"decision_id": id, "action": action});
+        if !comment.is_empty() {
+            body["comment"] = serde_json::Value::String(comment);
+        }
         let url = format!("{}/api/play/answer", self.options.server);
         match self.call(self.agent.post(&url), Some(body)) {
             Ok(verdict) if verdict.get("accepted").is_some() => {
@@ -356,7 +390,9 @@ impl<B: Bot> Runner<B> {
     }
 }
 
-fn decide<B: Bot>(bot: &mut B, d: &DecisionRequest) -> Option<Action> {
+/// The bot's action for `d` and its comment on it (none if its `comment` panicked), or
+/// `None` for a kind without its observation.
+fn decide<B: Bot>(bot: &mut B, d: &DecisionRequest) -> Option<(Action, String)> {
     let mut action = Action::default();
     match (d.kind, &d.six_nimmt, &d.no_thanks) {
         (DecisionKind::PlayCard, Some(seen), _) => action.card = Some(bot.play_card(seen, d)),
@@ -368,7 +404,12 @@ fn decide<B: Bot>(bot: &mut B, d: &DecisionRequest) -> Option<Action> {
         }
         _ => return None,
     }
-    Some(action)
+    let comment = catch_unwind(AssertUnwindSafe(|| bot.comment())).unwrap_or_else(|_| {
+        log!("decision {}: the bot's comment panicked (its message and backtrace are above); \
+              answering without one", d.decision_id);
+        String::new()
+    });
+    Some((action, comment))
 }
 
 fn jitter() -> f64 {

@@ -20,7 +20,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import {
-  Action, DecisionRequest, MatchEnded, MatchStarted, NoThanksObservation, PACKAGE, PlayRequest,
+  Action, Answer, DecisionRequest, MatchEnded, MatchStarted, NoThanksObservation, PACKAGE, PlayRequest,
   PlayResponse, PROTO_FILE, ProtoGrpcType, PublicEvent, SixNimmtObservation,
 } from './contract';
 
@@ -44,12 +44,37 @@ export interface Bot {
   takeOrPass(obs: NoThanksObservation, legal: string[]): Awaitable<string>;
   /** No Thanks! hidden_card variant: "reveal" the hidden card or "keep" it. */
   revealHiddenCard(obs: NoThanksObservation, legal: string[]): Awaitable<string>;
+  /**
+   * Why, in the bot's own words, it chose the answer its decision method has just returned
+   * (optional). The runner asks right after that method and sends the comment with the
+   * answer; it is stored in the replay and shown beside the move once the move is public.
+   * At most 200 characters, no control characters; '' sends none. A comment that throws, or
+   * that the server would refuse, is logged and left out, and the answer goes without it.
+   */
+  comment?(): string;
   /** Called when a match starts (optional). */
   onMatchStarted?(match: MatchStarted): void;
   /** Called for each public event of the match (optional). */
   onEvent?(event: PublicEvent): void;
   /** Called when a match ends (optional). */
   onMatchEnded?(result: MatchEnded): void;
+}
+
+/** The longest comment an answer may carry (`Answer.comment`), in characters. */
+export const MAX_COMMENT_CHARS = 200;
+
+/** What the server would refuse in a comment (too long, a control character), or null. */
+export function commentProblem(comment: string): string | null {
+  const chars = [...comment];
+  if (chars.length > MAX_COMMENT_CHARS) {
+    return `it has ${chars.length} characters; at most ${MAX_COMMENT_CHARS} are allowed`;
+  }
+  const position = chars.findIndex((c) => /\p{Cc}/u.test(c));
+  if (position >= 0) {
+    const code = (chars[position].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');
+    return `it holds the control character U+${code} at position ${position}`;
+  }
+  return null;
 }
 
 /** The runner's settings, as the command line gives them. */
@@ -175,7 +200,7 @@ class Runner {
   private readonly client: grpc.Client & { Play(metadata: grpc.Metadata): grpc.ClientDuplexStream<PlayRequest, PlayResponse> };
   private call: grpc.ClientDuplexStream<PlayRequest, PlayResponse> | null = null;
   private matchId: string | null = null;
-  private answers = new Map<string, Action>();
+  private answers = new Map<string, Answer>();
   private played = 0;
   private stopped = false;
   private wake: (() => void) | null = null;
@@ -373,13 +398,13 @@ class Runner {
   }
 
   /** Ask the bot for one decision; the Answer to send, or null to leave it to the default. */
-  private async decide(request: DecisionRequest, received: number): Promise<{ decision_id: string, action: Action } | null> {
+  private async decide(request: DecisionRequest, received: number): Promise<Answer | null> {
     const id = request.decision_id;
     const kind = request.kind;
     const given = this.answers.get(id);
     if (given !== undefined) {
       this.log.info(`decision ${id} asked again; sending the same answer`);
-      return { decision_id: id, action: given };
+      return given;
     }
     const budget = request.time_left_ms - this.opts.marginMs - (Date.now() - received);
     if (budget <= 0) {
@@ -388,8 +413,9 @@ class Runner {
     }
     const legal = request.legal.map(actionValue);
     let chosen: number | string;
+    let comment: string;
     try {
-      chosen = await within(this.ask(request, legal), budget);
+      [chosen, comment] = await within(this.ask(request, legal), budget);
     } catch (e) {
       if (e instanceof TimeoutError) {
         this.log.warn(`missed decision ${id} (${kind}): the bot did not answer within ${Math.round(budget)} ms; the server applies the default action`);
@@ -406,13 +432,31 @@ class Runner {
     const action = request.legal[index];
     const field = action.value as 'card' | 'row' | 'word';
     const plain = { [field]: action[field] } as unknown as Action;
-    this.answers.set(id, plain);
-    this.log.debug(`decision ${id} (${kind}): answered ${JSON.stringify(chosen)}`);
-    return { decision_id: id, action: plain };
+    const problem = commentProblem(comment);
+    if (problem !== null) {
+      this.log.warn(`decision ${id}: the comment ${JSON.stringify(comment)} is left out: ${problem}`);
+      comment = '';
+    }
+    const answer: Answer = { decision_id: id, action: plain, comment };
+    this.answers.set(id, answer);
+    this.log.debug(`decision ${id} (${kind}): answered ${JSON.stringify(chosen)}${comment ? ` (${JSON.stringify(comment)})` : ''}`);
+    return answer;
+  }
+
+  /** Call the bot's method for the request's kind, then its comment on the answer. */
+  private async ask(request: DecisionRequest, legal: (number | string | undefined)[]): Promise<[number | string, string]> {
+    const chosen = await this.choose(request, legal);
+    if (this.bot.comment === undefined) return [chosen, ''];
+    try {
+      return [chosen, String(this.bot.comment() ?? '')];
+    } catch (e) {
+      this.log.error(`decision ${request.decision_id}: the bot's comment raised; answering without one\n${e instanceof Error ? e.stack : String(e)}`);
+      return [chosen, ''];
+    }
   }
 
   /** Call the bot's method for the request's kind. */
-  private async ask(request: DecisionRequest, legal: (number | string | undefined)[]): Promise<number | string> {
+  private async choose(request: DecisionRequest, legal: (number | string | undefined)[]): Promise<number | string> {
     const cards = legal as number[];
     const words = legal as string[];
     const sixNimmt = request.six_nimmt as SixNimmtObservation;

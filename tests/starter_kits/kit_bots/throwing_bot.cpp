@@ -1,4 +1,5 @@
-// A bot whose third 6 nimmt! card throws (tests/starter_kits.py puts it in bot.cpp).
+// A bot whose third 6 nimmt! card throws and whose comments are one character too long
+// (tests/starter_kits.py puts it in bot.cpp).
 #include <stdexcept>
 
 #include "bullring.h"
@@ -17,6 +18,7 @@ class ThrowingBot : public bullring::Bot {
   std::string RevealHiddenCard(const bullring::NoThanksObservation&, const std::vector<std::string>& legal) override {
     return legal[0];
   }
+  std::string Comment() override { return std::string(201, 'x'); }
 
  private:
   int cards_ = 0;

@@ -1,7 +1,12 @@
-// A bot whose third 6 nimmt! card panics (tests/starter_kits.py puts it in bot.go).
+// A bot whose third 6 nimmt! card panics and whose comments are one character too long
+// (tests/starter_kits.py puts it in bot.go).
 package main
 
-import pb "bullring/v2"
+import (
+	"strings"
+
+	pb "bullring/v2"
+)
 
 type throwingBot struct{ cards int }
 
@@ -24,5 +29,7 @@ func (b *throwingBot) TakeOrPass(obs *pb.NoThanksObservation, legal []string) st
 func (b *throwingBot) RevealHiddenCard(obs *pb.NoThanksObservation, legal []string) string {
 	return legal[0]
 }
+
+func (b *throwingBot) Comment() string { return strings.Repeat("x", 201) }
 
 func main() { Run(&throwingBot{}) }

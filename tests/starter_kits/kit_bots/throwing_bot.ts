@@ -1,4 +1,5 @@
-// A bot whose third 6 nimmt! card throws (tests/starter_kits.py puts it in src/bot.ts).
+// A bot whose third 6 nimmt! card throws and whose comments are one character too long
+// (tests/starter_kits.py puts it in src/bot.ts).
 import { Bot, NoThanksObservation, SixNimmtObservation, run } from './bullring';
 
 class ThrowingBot implements Bot {
@@ -17,6 +18,8 @@ class ThrowingBot implements Bot {
   takeOrPass(obs: NoThanksObservation, legal: string[]): string { return legal[0]; }
 
   revealHiddenCard(obs: NoThanksObservation, legal: string[]): string { return legal[0]; }
+
+  comment(): string { return 'x'.repeat(201); }
 }
 
 run(new ThrowingBot());

@@ -44,6 +44,18 @@ public interface Bot {
         return "keep";
     }
 
+    /**
+     * Why, in the bot's own words, it chose the answer its decision method has just returned.
+     * The runner asks right after that method, on the same thread, and sends the comment with
+     * the answer; it is stored in the replay and shown beside the move once the move is
+     * public. At most 200 characters, no control characters; empty (the default) sends none.
+     * A comment that throws, or that the server would refuse, is logged and left out, and the
+     * answer goes without it.
+     */
+    default String comment() {
+        return "";
+    }
+
     /** A match starts: the game, the settings, this seat and every seat's name. */
     default void onMatchStarted(MatchStarted started) {
     }

@@ -57,7 +57,7 @@ public final class Runner {
     private volatile ManagedChannel channel;
     private final Object wakeUp = new Object();
     private ExecutorService thinker = newThinker();
-    private final Map<String, Action> answered = new HashMap<>();
+    private final Map<String, Answer> answered = new HashMap<>();
     private String matchId = "";
     private int played;
     private Outcome closedFor;
@@ -362,12 +362,12 @@ public final class Runner {
 
     private void answer(DecisionRequest d, long receivedNs, StreamObserver<PlayRequest> requests) {
         String id = d.getDecisionId();
-        Action action = answered.get(id);
-        if (action == null) {
+        Answer answer = answered.get(id);
+        if (answer == null) {
             long budgetMs = d.getTimeLeftMs() - marginMs - (System.nanoTime() - receivedNs) / 1_000_000;
-            Future<Action> thought = thinker.submit(() -> decide(d));
+            Future<Answer> thought = thinker.submit(() -> decide(d));
             try {
-                action = thought.get(Math.max(budgetMs, 0), TimeUnit.MILLISECONDS);
+                answer = thought.get(Math.max(budgetMs, 0), TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {
                 thought.cancel(true);
                 thinker = newThinker();
@@ -382,14 +382,56 @@ public final class Runner {
                 Thread.currentThread().interrupt();
                 return;
             }
-            answered.put(id, action);
+            answered.put(id, answer);
         }
-        debug("decision " + id + " (" + d.getKind() + "): answering " + action.toString().trim());
-        requests.onNext(PlayRequest.newBuilder().setAnswer(
-                Answer.newBuilder().setDecisionId(id).setAction(action)).build());
+        debug("decision " + id + " (" + d.getKind() + "): answering " + answer.toString().trim());
+        requests.onNext(PlayRequest.newBuilder().setAnswer(answer).build());
     }
 
-    private Action decide(DecisionRequest d) {
+    /** The bot's answer to {@code d}: its action, and its comment when it has one to send. */
+    private Answer decide(DecisionRequest d) {
+        Action action = act(d);
+        String comment;
+        try {
+            comment = bot.comment();
+        } catch (RuntimeException e) {
+            log("decision " + d.getDecisionId() + ": the bot's comment threw; answering without "
+                    + "one\n" + trace(e));
+            comment = "";
+        }
+        String problem = commentProblem(comment == null ? "" : comment);
+        if (problem != null) {
+            log("decision " + d.getDecisionId() + ": the comment is left out: " + problem);
+            comment = "";
+        }
+        return Answer.newBuilder().setDecisionId(d.getDecisionId()).setAction(action)
+                .setComment(comment == null ? "" : comment).build();
+    }
+
+    /** The longest comment an answer may carry ({@code Answer.comment}), in characters. */
+    static final int MAX_COMMENT_CHARS = 200;
+
+    /**
+     * What the server would refuse in a comment (too long, a control character), or null if
+     * it may be sent.
+     */
+    static String commentProblem(String comment) {
+        int chars = comment.codePointCount(0, comment.length());
+        if (chars > MAX_COMMENT_CHARS) {
+            return "it has " + chars + " characters; at most " + MAX_COMMENT_CHARS + " are allowed";
+        }
+        int position = 0;
+        for (int i = 0; i < comment.length(); i += Character.charCount(comment.codePointAt(i))) {
+            int code = comment.codePointAt(i);
+            if (Character.getType(code) == Character.CONTROL) {
+                return String.format("it holds the control character U+%04X at position %d", code, position);
+            }
+            position++;
+        }
+        return null;
+    }
+
+    private Action act(DecisionRequest d) {
         switch (d.getKind()) {
             case DECISION_KIND_PLAY_CARD:
                 return Action.newBuilder().setCard(bot.playCard(d)).build();
