@@ -49,8 +49,8 @@ class Bot:
     may know (``seen``, the game's observation) and the decision request ``d``: ``d.legal``
     is every action it may answer, ``d.time_left_ms`` the time left. A method left alone
     answers the first legal action; one that raises is logged with its traceback and not
-    answered (the server plays the default action). ``comment``, asked right after each
-    of them, may say why."""
+    answered (the server plays the default action). A method may call ``comment`` to say
+    why, as the Python SDK's bots do."""
 
     games = ("six_nimmt", "no_thanks")
     """The games this bot plays."""
@@ -75,13 +75,21 @@ class Bot:
         """No Thanks! hidden_card variant: "reveal" or "keep"."""
         return "keep"
 
-    def comment(self) -> str:
-        """Why, in the bot's own words, it chose the answer its decision method has just
-        returned (asked right after that method, on the same thread): at most 200
-        characters and no control characters, stored in the replay and shown beside the
-        move once the move is public. Empty (the default): no comment. A comment the server
-        would refuse is logged and left out; the answer is sent without it."""
-        return ""
+    _comment = ""
+
+    def comment(self, text: str) -> None:
+        """Say why, in the bot's own words, with the answer being decided: call it in the
+        decision method before returning; a later call replaces it. At most 200 characters
+        and no control characters; stored in the replay and shown beside the move once the
+        move is public. A comment the server would refuse is logged and left out; the
+        answer is sent without it."""
+        self._comment = text
+
+    def pop_comment(self) -> str:
+        """The comment given since the last call (empty: none), cleared: what the runner
+        sends with the answer the decision method has just returned."""
+        text, self._comment = self._comment, ""
+        return text
 
     def on_match_started(self, started: MatchStarted) -> None:
         """A match starts: the game, the settings, this seat and every seat's name."""
@@ -312,15 +320,10 @@ class Runner:
                     seen = d.six_nimmt if d.six_nimmt is not None else d.no_thanks
                     value = getattr(self.bot, method)(seen, d)
                 except Exception:
+                    self.bot.pop_comment()  # a comment on no answer goes with none
                     outcome.append((False, traceback.format_exc(), ""))
                     return
-                try:
-                    comment = self.bot.comment()
-                except Exception:
-                    log.error("decision %s: the bot's comment raised; answering without "
-                              "one\n%s", d.decision_id, traceback.format_exc())
-                    comment = ""
-                outcome.append((True, value, comment))
+                outcome.append((True, value, self.bot.pop_comment()))
 
             thinker = threading.Thread(target=think, name="bot", daemon=True)
             thinker.start()

@@ -31,8 +31,8 @@ class ThrowingBot(StarterBot):
             raise RuntimeError("thrown on purpose at the third card")
         return super().play_card(seen, d)
 
-    def comment(self):
-        return "x" * 201
+    def comment(self, text):
+        super().comment("x" * 201)
 
 
 run(ThrowingBot())
