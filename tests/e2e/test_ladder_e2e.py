@@ -41,8 +41,9 @@ def start_bots(server: LadderServer, specs: dict[str, str], game: str = "six_nim
 
 
 def longest_waits(store: Store) -> dict[str, int]:
-    """For each bot, the most ladder matches that started between two of its own (or before
-    its first), in creation order."""
+    """For each bot, the most ladder matches that started between two of its own, in
+    creation order (not before its first: when a bot's process got going is the machine's
+    doing, not the ladder's)."""
     matches = sorted(store.matches(), key=lambda m: m.created_at)
     seats = store.seats([m.id for m in matches])
     last: dict[str, int] = {}
@@ -51,7 +52,8 @@ def longest_waits(store: Store) -> dict[str, int]:
     for index, match in enumerate(matches):
         for row in seats[match.id]:
             assert row.bot is not None
-            longest[row.bot] = max(longest[row.bot], index - last.get(row.bot, 0))
+            if row.bot in last:
+                longest[row.bot] = max(longest[row.bot], index - last[row.bot])
             last[row.bot] = index + 1
     return {bot: longest[bot] for bot in bots}
 
