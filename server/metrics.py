@@ -50,6 +50,10 @@ STREAM_TRANSPORTS = ("grpc_play", "grpc_subscribe", "grpc_watch", "http_stream",
 spectators' gRPC Watch streams, bots' HTTP event streams and long-poll connections, and
 spectators' HTTP feeds."""
 
+GUARDED_TRANSPORTS = ("grpc_play", "grpc_subscribe", "http_stream")
+"""The streams to bots whose writes are guarded, so may end as stalled
+(``bullring.server.transports.stalls``)."""
+
 TERMINATIONS = ("normal", "aborted")
 """How a match ends (``bullring_matches_finished_total``'s ``termination``)."""
 TIMEOUT_CAUSES = ("bot", "server")
@@ -82,8 +86,14 @@ class ServerMetrics:
         self._streams = Gauge("bullring_streams", "Streams open now, by transport: bots' "
                               "connections to a seat or a ladder, and spectators' feeds",
                               ["transport"], registry=self.registry)
+        self._stalled = Counter(
+            "bullring_streams_stalled", "Streams to bots ended because their client stopped "
+            "reading (a write waited --stall-timeout, or the outbox's unread bytes reached "
+            "their cap), by transport", ["transport"], registry=self.registry)
         for transport in STREAM_TRANSPORTS:
             self._streams.labels(transport)
+        for transport in GUARDED_TRANSPORTS:
+            self._stalled.labels(transport)
         self._db_seconds = Histogram(
             "bullring_db_transaction_seconds", "Seconds each try of a store call (one "
             "transaction) took, whatever its outcome, by call", ["call"],
@@ -106,6 +116,10 @@ class ServerMetrics:
         """The gauge of the streams open on ``transport`` (one of ``STREAM_TRANSPORTS``):
         ``inc()`` when one opens, ``dec()`` when it ends."""
         return self._streams.labels(transport)
+
+    def stalled(self, transport: str) -> None:
+        """A stream to a bot on ``transport`` was ended as stalled."""
+        self._stalled.labels(transport).inc()
 
     def tried(self, what: str, seconds: float) -> None:
         """One try of the store call ``what`` took ``seconds``."""

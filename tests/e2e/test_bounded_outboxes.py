@@ -13,6 +13,7 @@ import json
 import os
 import select
 import socket
+import time
 from typing import Any
 
 import grpc
@@ -177,8 +178,8 @@ def _read_response(conn: socket.socket) -> bytes:
 
 
 @pytest.mark.skipif(bool(os.environ.get("BULLRING_EXPECT_COMPILED")),
-                    reason="timed for the sources: the compiled server plays the 300-round match "
-                           "to its end before the silent client's socket fills, so no write "
+                    reason="timed for the sources: the compiled server may play its match "
+                           "to the end before the silent client's socket fills, so no write "
                            "ever waits the stall timeout")
 def test_an_event_stream_whose_client_stops_reading_is_ended_then_hung_up(
         tmp_path: Any) -> None:
@@ -188,34 +189,53 @@ def test_an_event_stream_whose_client_stops_reading_is_ended_then_hung_up(
     ``closed`` (STALLED). A client that still reads nothing one stall timeout later has its
     connection reset: the server keeps nothing of it."""
     server = ServerProcess(db_url(tmp_path), ["--stall-timeout", "3"]).start()
+    admin = server.admin_token()
     try:
         def fast_match() -> Match:
             return server.create_match("six_nimmt", 2, "--house", "1=random", "--setting",
-                                       "rounds=300", "--deadline-ms", "50")
+                                       "rounds=1000", "--deadline-ms", "50")
 
         reader = fast_match()
         conn = _open_event_stream(server, str(reader.tokens[0]))
-        asyncio.run(_match_ended(server, reader, 60))
+        _wait_for_stalled_streams(server, admin, 1)  # then read at once, within 3 s
         tail = _read_response(conn)[-600:].decode()
         conn.close()
         assert "event: closed\r\n" in tail or "event: closed\n" in tail, tail
         assert '"reason": "CLOSE_REASON_STALLED"' in tail, tail
+        asyncio.run(_match_ended(server, reader, 120))
         reasons = _stall_reasons(server, reader)
         assert reasons[-1].startswith("stalled: "), reasons
 
         silent = fast_match()
         conn = _open_event_stream(server, str(silent.tokens[0]))
-        asyncio.run(_match_ended(server, silent, 60))
+        _wait_for_stalled_streams(server, admin, 2)
         hung_up = select.poll()
         hung_up.register(conn, select.POLLERR | select.POLLHUP)  # still read nothing
         assert hung_up.poll(30_000), "the server kept the silent stream open"
         error = conn.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         conn.close()
         assert error == errno.ECONNRESET, error
+        asyncio.run(_match_ended(server, silent, 120))
         assert _stall_reasons(server, silent)[-1].startswith("stalled: ")
     finally:
         log = server.stop()
     assert "Traceback" not in log, log[-3000:]
+
+
+def _wait_for_stalled_streams(server: ServerProcess, admin: str, count: int) -> None:
+    """Wait (at most 120 s) until ``/metrics`` counts ``count`` HTTP event streams ended as
+    stalled."""
+    name = 'bullring_streams_stalled_total{transport="http_stream"}'
+    deadline = time.monotonic() + 120
+    with httpx.Client(base_url=server.http, timeout=30,
+                      headers={"Authorization": f"Bearer {admin}"}) as client:
+        while time.monotonic() < deadline:
+            lines = client.get("/metrics").text.splitlines()
+            stalled = [float(line.split()[-1]) for line in lines if line.startswith(name)]
+            if stalled and stalled[0] >= count:
+                return
+            time.sleep(0.05)  # a poll's pause: the counter has no push
+    raise AssertionError(f"fewer than {count} event streams stalled within 120 s")
 
 
 def test_a_spectator_that_never_reads_is_cut_off_not_buffered(server: ServerProcess) -> None:

@@ -33,7 +33,7 @@ from bullring.server.metrics import ServerMetrics
 from bullring.server.store.models import BotRow
 from bullring.server.transports.grpc.calls import at_once, bearer_token, parsed, read_request
 from bullring.server.transports.limits import Limits
-from bullring.server.transports.stalls import guard_writes
+from bullring.server.transports.stalls import guarded
 
 Route = Callable[[], tuple[MatchRunner, int] | None]
 """Where a stream's answers go now: a live match and seat, or nowhere."""
@@ -129,26 +129,22 @@ class BotService:
         outbox, route, leave = await self._connect(bot, join, context, "gRPC Play")
         problem: list[str] = []
         reader = asyncio.create_task(self._read(requests, route, outbox, problem))
-        guard = asyncio.create_task(guard_writes(outbox, self.stall_s, leave))
         why = "gRPC Play stream closed"
-        streams = self.metrics.stream("grpc_play")
-        streams.inc()
         try:
-            async for item in _drain(outbox, join.accept_batches):
-                yield item
-            if problem:
-                why = problem[0]
-                await abort_grpc(context, InvalidRequestError(problem[0]))
-            await _closed_status(outbox, context)
+            async with guarded(outbox, self.stall_s, leave, self.metrics, "grpc_play"):
+                async for item in _drain(outbox, join.accept_batches):
+                    yield item
+                if problem:
+                    why = problem[0]
+                    await abort_grpc(context, InvalidRequestError(problem[0]))
+                await _closed_status(outbox, context)
         except asyncio.CancelledError:
             why = CANCELLED
             raise
         finally:
-            streams.dec()
-            for task in (reader, guard):
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader
             leave(why)
 
     async def _connect(self, bot: BotRow | None, join: pb.Join | pb.SubscribeRequest,
@@ -211,22 +207,16 @@ class BotService:
         request = await answer_grpc(context, at_once(read_request, pb.SubscribeRequest, raw))
         bot = await self._bot(context, fresh=True)
         outbox, _, leave = await self._connect(bot, request, context, "gRPC Subscribe")
-        guard = asyncio.create_task(guard_writes(outbox, self.stall_s, leave))
         why = "gRPC Subscribe stream closed"
-        streams = self.metrics.stream("grpc_subscribe")
-        streams.inc()
         try:
-            async for item in _drain(outbox, request.accept_batches):
-                yield outgoing.subscribed(item)
-            await _closed_status(outbox, context)
+            async with guarded(outbox, self.stall_s, leave, self.metrics, "grpc_subscribe"):
+                async for item in _drain(outbox, request.accept_batches):
+                    yield outgoing.subscribed(item)
+                await _closed_status(outbox, context)
         except asyncio.CancelledError:
             why = CANCELLED
             raise
         finally:
-            streams.dec()
-            guard.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await guard
             leave(why)
 
     async def submit_answer(self, raw: bytes, context: grpc.aio.ServicerContext[Any, Any]

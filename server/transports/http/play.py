@@ -12,7 +12,6 @@ rejections and the rule that the newest connection of a token takes over are the
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable, Hashable
 from typing import Annotated
 
@@ -46,7 +45,7 @@ from bullring.server.transports.http.models import AnswerIn, PollResult, Verdict
 from bullring.server.transports.http.polling import Connect
 from bullring.server.transports.http.proto_json import to_json
 from bullring.server.transports.http.serving import HANG_UP
-from bullring.server.transports.stalls import guard_writes
+from bullring.server.transports.stalls import guarded
 
 router = APIRouter(prefix="/api/play", tags=["play"])
 
@@ -178,20 +177,14 @@ async def stream(ctx: Context, connection: StreamConnection, request: Request
     client to read (``closed``, CLOSE_REASON_STALLED; if the client still reads nothing, its
     connection is closed)."""
     outbox, on_close = connection
-    hang_up = request.scope.get("extensions", {}).get(HANG_UP)
-    guard = asyncio.create_task(guard_writes(outbox, ctx.stall_s, on_close, hang_up))
-    streams = ctx.metrics.stream("http_stream")
-    streams.inc()
-    try:
+    client = request.scope.get("extensions", {}).get(HANG_UP)
+    async with guarded(outbox, ctx.stall_s, on_close, ctx.metrics, "http_stream", client):
         number = 0
         while (raw := await outbox.get()) is not None:
             number += 1
             item = pb.PlayResponse.FromString(raw)
             yield ServerSentEvent(event=item.WhichOneof("body"), data=to_json(item),
                                   id=str(number))
-    finally:
-        streams.dec()
-        guard.cancel()
 
 
 @router.get("/poll", response_model=PollResult,

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import logging
 import socket
 import struct
+import termios
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -183,9 +185,9 @@ class RequestGuard:
 
 
 HANG_UP = "bullring.hang_up"
-"""The scope extension holding what closes a request's connection at once (an event stream
-whose client stopped reading, say): a callable without arguments. A server that is not
-``HttpServer`` (a test client) leaves it out."""
+"""The scope extension holding a request's connection as a stalled stream's guard sees it
+(``bullring.server.transports.stalls.Connection``: closed at once, asked how much its
+client has not read). A server that is not ``HttpServer`` (a test client) leaves it out."""
 
 
 def raw_error(exc: Exception, headers: tuple[tuple[str, str], ...] = ()) -> bytes:
@@ -355,7 +357,7 @@ class GuardedH11(H11Protocol):
         if self.cycle is not cycle and self.cycle is not None:
             extensions: dict[str, Any] = self.cycle.scope.setdefault(
                 "extensions", {})
-            extensions[HANG_UP] = self.hang_up
+            extensions[HANG_UP] = self
             if self.conn.their_state is h11.SEND_BODY:
                 if self._body_timer is not None:
                     self._body_timer.cancel()
@@ -374,6 +376,18 @@ class GuardedH11(H11Protocol):
             self.real.close()
             return
         super().shutdown()
+
+    def unread(self) -> int:
+        """Bytes written to the connection that its client has not taken: in the transport's
+        buffer, and in the kernel's send queue (Linux's SIOCOUTQ: sent but unacknowledged,
+        or not sent at all)."""
+        pending = self.real.get_write_buffer_size()
+        sock = self.real.get_extra_info("socket")
+        if sock is not None and not self.real.is_closing():
+            with contextlib.suppress(OSError, ValueError):
+                queued = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, struct.pack("i", 0))
+                pending += struct.unpack("i", queued)[0]
+        return pending
 
     def hang_up(self) -> None:
         """Close the connection at once, throwing away what its client has not read (a
