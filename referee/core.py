@@ -15,6 +15,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, NamedTuple, Protocol, TypeAlias, TypeVar
 
+from bullring.errors import BullringError, ExitCode
+
 T = TypeVar("T")
 
 Seat: TypeAlias = int
@@ -42,8 +44,10 @@ class Decision(NamedTuple):
     legal: tuple[Action, ...]
 
 
-class RefereeError(ValueError):
+class RefereeError(BullringError, ValueError):
     """Base of every error the referee raises about its input."""
+
+    exit_code = ExitCode.USAGE
 
 
 class SettingsError(RefereeError):
