@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from bullring.commandline import bot_traceback
-from bullring.referee.core import Action, ActionError, derive_seed, derive_seeds
+from bullring.referee.core import Action, ActionError
 from bullring.referee.registry import GameState, get_game
 from bullring.referee.replay import answer_event, build_replay, dumps
+from bullring.referee.seeding import derive_seed, derive_seeds
 from bullring.sdk.bot import Bot
 from bullring.sdk.bot_spec import bot_factory
 from bullring.sdk.errors import ArenaSetupError, BotFailedError, UnknownBotError

@@ -33,8 +33,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bullring.referee.core import derive_seed
 from bullring.referee.registry import get_game
+from bullring.referee.seeding import derive_seed
 from bullring.sdk.arena import (
     bot_maker,
     overlap_note,

@@ -10,8 +10,8 @@ from typing import Any
 from gymnasium import spaces
 
 from bullring.referee import no_thanks, six_nimmt
-from bullring.referee.core import derive_seed
 from bullring.referee.registry import GameState, get_game
+from bullring.referee.seeding import derive_seed
 from bullring.sdk.envs.encoding import Encoder, encoder
 
 RENDER_MODES = ["human", "ansi"]

@@ -8,8 +8,9 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from bullring.referee.core import Action, derive_seed
+from bullring.referee.core import Action
 from bullring.referee.registry import GameState, get_game
+from bullring.referee.seeding import derive_seed
 from bullring.sdk.arena import make_bot
 from bullring.sdk.bot import Bot
 from bullring.sdk.envs.base import (
