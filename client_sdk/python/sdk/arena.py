@@ -19,7 +19,7 @@ from typing import Any, TextIO, TypeVar
 
 from bullring.commandline import bot_traceback
 from bullring.referee.core import Action, ActionError
-from bullring.referee.registry import GameState, get_game
+from bullring.referee.registry import AnyGameState, get_game
 from bullring.referee.replay import answer_event, build_replay, dumps
 from bullring.referee.seeding import derive_seed, derive_seeds
 from bullring.sdk.bot import Bot
@@ -84,8 +84,8 @@ def seating(bots: Sequence[str], index: int) -> tuple[str, ...]:
     return (*bots[shift:], *bots[:shift])
 
 
-def play_game(state: GameState, players: Sequence[Bot],
-              log: list[dict[str, Any]] | None = None) -> GameState:
+def play_game(state: AnyGameState, players: Sequence[Bot],
+              log: list[dict[str, Any]] | None = None) -> AnyGameState:
     """Play ``state`` to its end, asking ``players[seat]`` for every decision.
 
     A bot with ``decision_only`` is asked ``decide_on(decision)``: no observation is built
@@ -221,7 +221,7 @@ def play_seated(game: str, names: tuple[str, ...], players: Sequence[Bot],
     return GameOutcome(index, names, totals, ranks, _round_scores(state))
 
 
-def _round_scores(state: GameState) -> tuple[tuple[int, ...], ...]:
+def _round_scores(state: AnyGameState) -> tuple[tuple[int, ...], ...]:
     return tuple(state.round_scores())
 
 
