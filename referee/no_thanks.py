@@ -23,9 +23,9 @@ from bullring.referee.core import (
     Seat,
     SettingsError,
     competition_ranks,
-    derive_seed,
     next_round_or_end,
 )
+from bullring.referee.seeding import derive_seed
 from bullring.referee.settings import COMMON_SETTINGS, Setting, SettingValue, parse_settings
 
 GAME_ID = "no_thanks"

@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from bullring.referee.core import RefereeError
-from bullring.referee.registry import GameState, get_game
+from bullring.referee.registry import AnyGameState, get_game
 
 FORMAT = "bullring.replay/1"
 """The format string this module writes and reads."""
@@ -24,7 +24,7 @@ class ReplayError(RefereeError):
     """A replay file cannot be read, or does not match what its answers produce."""
 
 
-def answer_event(state: GameState, seat: int, action: int | str, *,
+def answer_event(state: AnyGameState, seat: int, action: int | str, *,
                  default: bool = False, comment: str = "") -> dict[str, Any]:
     """Return the log event for ``action`` answering ``seat``'s pending decision; a
     non-empty ``comment`` (the bot's own words on it) is kept as ``comment``."""
@@ -37,7 +37,7 @@ def answer_event(state: GameState, seat: int, action: int | str, *,
     return event
 
 
-def build_replay(state: GameState, *, match_id: str, seat_names: Sequence[str],
+def build_replay(state: AnyGameState, *, match_id: str, seat_names: Sequence[str],
                  events: list[dict[str, Any]], termination: str = "normal",
                  rated: bool | None = None, humans: Collection[int] = ()) -> dict[str, Any]:
     """Return the replay of ``state``'s match, with ``events`` as its full log; with
@@ -150,7 +150,7 @@ def _round_plan(game: str, record: dict[str, Any]) -> list[tuple[str, dict[int, 
     return plan
 
 
-def _replay_rounds(state: GameState, rounds: list[Any]) -> None:
+def _replay_rounds(state: AnyGameState, rounds: list[Any]) -> None:
     """Play the answers the round records give (a No Thanks! seat that does not reveal
     its hidden card keeps it); raise ReplayError naming the first that does not fit."""
     for r, record in enumerate(rounds):
@@ -193,7 +193,7 @@ def public_events(replay: dict[str, Any]) -> list[Any]:
     return events
 
 
-def _replay_answers(state: GameState, events: list[dict[str, Any]],
+def _replay_answers(state: AnyGameState, events: list[dict[str, Any]],
                     published: list[Any] | None = None, partial_ok: bool = False) -> None:
     """Apply the logged answers, a decision point at a time; the engine's events go to
     ``published``. Answers left waiting for other seats at the end (an aborted match) are an

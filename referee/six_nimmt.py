@@ -25,8 +25,8 @@ from bullring.referee.core import (
     NotPendingError,
     Seat,
     SettingsError,
-    derive_seed,
 )
+from bullring.referee.seeding import derive_seed
 from bullring.referee.six_nimmt_rounds import CHOOSE_ROW_ASKS, STATE_FIELDS, SixNimmtRounds
 from bullring.referee.six_nimmt_values import (
     ALONE,
@@ -65,6 +65,9 @@ _CARDS_REVEALED: Final = CardsRevealed
 _TRICK_RESOLVED: Final = TrickResolved
 """Final aliases of the names the hot path uses: the mypyc build reads them as constants
 instead of looking each up in the module's dict on every use."""
+# An answer is a card or a row when ``x.__class__ is int``: an int and not a bool (True is
+# no card), and the cheapest such test both interpreted and compiled (``isinstance`` and
+# ``type()`` are calls, and would let True through).
 
 
 class SixNimmtState(SixNimmtRounds):

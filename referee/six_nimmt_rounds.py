@@ -18,8 +18,8 @@ from bullring.referee.core import (
     SettingsError,
     competition_ranks,
     next_round_or_end,
-    seeded_sample,
 )
+from bullring.referee.seeding import seeded_sample
 from bullring.referee.settings import SettingValue, check_seats, parse_settings
 from bullring.referee.six_nimmt_values import (
     ALONE,
@@ -155,6 +155,7 @@ class SixNimmtRounds:
             cards = self.deals[self.round]
             if len(cards) != HAND_SIZE * n + ROW_COUNT or len(set(cards)) != len(cards) or \
                     not all(c.__class__ is int and 1 <= c <= len(_DECK) for c in cards):
+                # ``__class__ is int``: a card is an int, never a bool
                 raise SettingsError(f"round {self.round}: a deal is {HAND_SIZE * n + ROW_COUNT}"
                                     f" distinct cards of 1..{len(_DECK)}, not {cards!r}")
         else:

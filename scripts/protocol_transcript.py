@@ -217,13 +217,14 @@ def transcripts() -> dict[str, str]:
 
 
 def error_table() -> str:
-    """The error table of server/errors.py as a Markdown table, one row per error code."""
+    """The error table of server/errors.py as a Markdown table, one row per error code a
+    server answers with."""
     from bullring.server.errors import ERRORS
 
     rows = ["| code | gRPC status | HTTP | when |", "|---|---|---|---|"]
     seen: set[str] = set()
     for status in sorted(ERRORS.values(), key=lambda s: (s.http, s.code)):
-        if status.code not in seen:
+        if status.wire and status.code not in seen:
             seen.add(status.code)
             rows.append(f"| `{status.code}` | `{status.grpc.name}` | {status.http} | "
                         f"{status.when} |")

@@ -1,11 +1,16 @@
 """Every error a caller is refused with, and the one table that gives each its gRPC status,
 its HTTP status and its stable error code, the same on every transport.
 
-A refusal is an exception of one of these types (or of another type the table names, such
-as the referee's ``UnknownGameError``); gRPC servicers end the call with ``abort_grpc`` and
-the HTTP API answers with the JSON error body (``server/transports/http/errors.py``), both from
-``ERRORS``. An answer to a decision is not refused this way: its verdict travels in-band,
-with the reason ``REJECT_REASONS`` gives for the referee's ``ActionError``.
+Every error Bullring raises on purpose is a ``bullring.errors.BullringError``, and the table
+has a row for each (its own or its nearest listed base's): the refusals defined here, and
+the rules', the SDK's and the commands' own errors, which are raised on the caller's side
+and never sent (``Status.wire`` false). A refusal is an exception of one of these types (or
+of another type the table names, such as the referee's ``UnknownGameError``); gRPC
+servicers end the call with ``abort_grpc`` and the HTTP API answers with the JSON error body
+(``server/transports/http/errors.py``), both from ``ERRORS``. A command that ends on any of
+them exits with its class's ``exit_code``. An answer to a decision is not refused this way:
+its verdict travels in-band, with the reason ``REJECT_REASONS`` gives for the referee's
+``ActionError``.
 """
 
 from __future__ import annotations
@@ -17,32 +22,65 @@ from typing import Any, NoReturn, TypeVar
 import grpc
 from sqlalchemy.exc import OperationalError
 
+from bullring.commandline import (
+    CommandError,
+    RefusedError,
+    UnreachableError,
+    UsageError,
+)
+from bullring.commandline import DatabaseError as CommandDatabaseError
+from bullring.commandline import NotFoundError as CommandNotFoundError
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.errors import BullringError, ExitCode
 from bullring.referee.core import (
     ActionError,
     IllegalActionError,
     MalformedActionError,
     NotPendingError,
+    RefereeError,
 )
 from bullring.referee.registry import UnknownGameError
+from bullring.sdk.errors import (
+    AgentError,
+    ArenaSetupError,
+    BotFailedError,
+    BotSpecError,
+    TournamentError,
+    UnknownBotError,
+)
 
 T = TypeVar("T")
 
 
-class ServiceError(Exception):
-    """Base of the refusals this module defines; ``ERRORS`` gives each type's statuses."""
+class ServiceError(BullringError):
+    """Base of the refusals this module defines that are no built-in kind of error;
+    ``ERRORS`` gives each type's statuses."""
+
+    exit_code = ExitCode.USAGE
 
 
-class DatabaseUnavailableError(RuntimeError):
+class DatabaseUnavailableError(BullringError, RuntimeError):
     """The database stayed unavailable for the whole retry budget of a call."""
+
+    exit_code = ExitCode.DATABASE
+
+
+class DatabaseBusyError(BullringError, RuntimeError):
+    """Another server process already serves this SQLite database."""
+
+    exit_code = ExitCode.DATABASE
 
 
 class NotAuthenticatedError(ServiceError):
     """No bearer token, or one the server does not know."""
 
+    exit_code = ExitCode.REFUSED
+
 
 class ForbiddenError(ServiceError):
     """The token is known but may not do this."""
+
+    exit_code = ExitCode.REFUSED
 
 
 class NotAdminError(ForbiddenError):
@@ -147,58 +185,82 @@ class ShuttingDownError(ServiceError):
 class NotFoundError(ServiceError):
     """No challenge, tournament or other thing by the id or name asked for."""
 
+    exit_code = ExitCode.NOT_FOUND
+
 
 class ConflictError(ServiceError):
     """The thing asked for is not in a state that allows this (a challenge answered, a
     tournament bot busy)."""
 
 
-class UnknownMatchError(LookupError):
+class UnknownMatchError(BullringError, LookupError):
     """No match is stored under the id asked for."""
 
+    exit_code = ExitCode.NOT_FOUND
 
-class ReplayNotFoundError(LookupError):
+
+class ReplayNotFoundError(BullringError, LookupError):
     """A match that ended has no stored replay."""
 
+    exit_code = ExitCode.NOT_FOUND
 
-class MatchOverError(LookupError):
+
+class MatchOverError(BullringError, LookupError):
     """The match a token names has already ended."""
 
+    exit_code = ExitCode.USAGE
 
-class MatchElsewhereError(RuntimeError):
+
+class MatchElsewhereError(BullringError, RuntimeError):
     """The match is being played by another server process on the same database."""
+
+    exit_code = ExitCode.DATABASE
 
 
 class MatchNotStartedError(ServiceError):
     """The match has not started yet."""
 
 
-class MatchNotFinishedError(ValueError):
+class MatchNotFinishedError(BullringError, ValueError):
     """A replay asked for before its match ended."""
 
+    exit_code = ExitCode.USAGE
 
-class MatchSetupError(ValueError):
+
+class MatchSetupError(BullringError, ValueError):
     """A match cannot be created as asked (unknown game, bad seats, setting or house bot)."""
 
+    exit_code = ExitCode.USAGE
 
-class BotError(ValueError):
+
+class BotError(BullringError, ValueError):
     """A bot registry request that cannot be done (unknown name, taken name, bad name)."""
+
+    exit_code = ExitCode.USAGE
 
 
 class UnknownBotNameError(BotError):
     """No bot is registered under the name asked for."""
 
+    exit_code = ExitCode.NOT_FOUND
+
 
 class BotNameTakenError(BotError):
     """A bot is already registered under the name asked for."""
 
+    exit_code = ExitCode.NOT_FOUND
 
-class InvalidChallengeError(ValueError):
+
+class InvalidChallengeError(BullringError, ValueError):
     """A challenge asked for with bad opponents, a bad table or a bad reason."""
 
+    exit_code = ExitCode.USAGE
 
-class InvalidTournamentError(ValueError):
+
+class InvalidTournamentError(BullringError, ValueError):
     """A tournament asked for with a bad format, bots, table size or wait."""
+
+    exit_code = ExitCode.USAGE
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +278,11 @@ class Status:
     message: str | None = None
     """The message every caller is told, where the exception's own text is the server's
     business (None: the exception's text)."""
+    wire: bool = True
+    """False for an error raised on the caller's side (by the rules, the SDK or a command)
+    that no transport answers with: its statuses are those of the refusal it stands for,
+    and the transports and the protocol's table leave it out (a transport answers it, if
+    it ever escapes, as an internal error)."""
 
 
 UNAVAILABLE_MESSAGE = "the database is unavailable for the moment; try again shortly"
@@ -328,9 +395,51 @@ ERRORS: dict[type[Exception], Status] = {
     OperationalError: Status(grpc.StatusCode.UNAVAILABLE, 503, "database_unavailable",
                              "the database is away for the moment: try again",
                              UNAVAILABLE_MESSAGE),
+    # Raised on the caller's side, never sent (``wire=False``): the rules' refusals, the
+    # SDK's and the commands' own errors. A command exits with the class's ``exit_code``.
+    DatabaseBusyError: Status(grpc.StatusCode.UNAVAILABLE, 503, "database_busy",
+                              "another server already serves this SQLite database",
+                              wire=False),
+    RefereeError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "refused_by_rules",
+                         "the rules refuse a setting, a replay or an answer (an answer's "
+                         "refusal travels in-band, with its REJECT_REASONS reason)", wire=False),
+    CommandError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409, "check_failed",
+                         "what a command checked failed (a replay mismatch, a server not "
+                         "SERVING)", wire=False),
+    UsageError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "usage",
+                       "a bad option, argument or setting of a command", wire=False),
+    RefusedError: Status(grpc.StatusCode.UNAUTHENTICATED, 401, "unauthorized",
+                         "the server refused a command's token", wire=False),
+    UnreachableError: Status(grpc.StatusCode.UNAVAILABLE, 503, "unreachable",
+                             "a command could not reach the server", wire=False),
+    CommandDatabaseError: Status(grpc.StatusCode.UNAVAILABLE, 503, "database_unavailable",
+                                 "the database is away for the moment: try again",
+                                 UNAVAILABLE_MESSAGE, wire=False),
+    CommandNotFoundError: Status(grpc.StatusCode.NOT_FOUND, 404, "not_found",
+                                 "a command names no match or bot the server knows, or a "
+                                 "name already taken", wire=False),
+    BotFailedError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409, "bot_failed",
+                           "a bot raised or answered illegally in a local arena or "
+                           "tournament", wire=False),
+    ArenaSetupError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "invalid_arena",
+                            "an arena run with a bot that does not load or play the game, or "
+                            "a table size the game does not allow", wire=False),
+    BotSpecError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "invalid_bot_spec",
+                         "a bot spec that does not load, or a bot that does not play the "
+                         "game", wire=False),
+    TournamentError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "invalid_tournament",
+                            "a tournament with a bad format, bots, tables or wait",
+                            wire=False),
+    UnknownBotError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "unknown_house_bot",
+                            "no house bot by that name, or one that does not play the game",
+                            wire=False),
+    AgentError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409, "agent_answer_refused",
+                       "an agent's answer with no decision pending, or not a legal one",
+                       wire=False),
 }
-"""The one table: each error type's gRPC status, HTTP status and code. A subclass without
-a row of its own answers as its nearest listed base."""
+"""The one table: each error type's gRPC status, HTTP status and code; the exit status of a
+command that ends on it is the class's ``exit_code``. A subclass without a row of its own
+answers as its nearest listed base."""
 
 REJECT_REASONS: dict[type[ActionError], pb.RejectReason] = {
     MalformedActionError: pb.REJECT_REASON_MALFORMED_ACTION,
@@ -340,14 +449,22 @@ REJECT_REASONS: dict[type[ActionError], pb.RejectReason] = {
 """The in-band reason an answer the referee refuses is rejected with, by error type."""
 
 
-def status_of(exc: BaseException) -> Status | None:
-    """The table's row for ``exc``: its type's, or its nearest listed base's; None for an
-    error the table does not name (a bug: the transport answers it as an internal error)."""
-    for cls in type(exc).__mro__:
+def row_of(error: type[BaseException]) -> Status | None:
+    """The table's row for the type ``error``: its own, or its nearest listed base's; None
+    for a type the table does not name."""
+    for cls in error.__mro__:
         found = ERRORS.get(cls)
         if found is not None:
             return found
     return None
+
+
+def status_of(exc: BaseException) -> Status | None:
+    """The row a transport answers ``exc`` with (``row_of`` its type); None for an error the
+    table does not name or that is never sent (a bug: the transport answers it as an
+    internal error)."""
+    found = row_of(type(exc))
+    return found if found is not None and found.wire else None
 
 
 def message_of(exc: BaseException, status: Status) -> str:

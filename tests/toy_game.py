@@ -25,8 +25,8 @@ from bullring.referee.core import (
     NotPendingError,
     Seat,
     competition_ranks,
-    seeded_sample,
 )
+from bullring.referee.seeding import seeded_sample
 from bullring.referee.settings import COMMON_SETTINGS, Setting, check_seats, parse_settings
 
 GAME_ID = "toy_high_card"

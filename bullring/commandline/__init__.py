@@ -15,11 +15,9 @@ from typing import TYPE_CHECKING
 
 from bullring.commandline.boundary import (
     EXIT_STATUSES,
-    BotFailedError,
     Classifier,
     CommandError,
     DatabaseError,
-    ExitCode,
     NotFoundError,
     Parser,
     RefusedError,
@@ -70,12 +68,12 @@ from bullring.commandline.values import (
     positive,
     writable_folder,
 )
+from bullring.errors import ExitCode
 
 __all__ = [
     "BOT_NAME",
     "EXIT_STATUSES",
     "ArgType",
-    "BotFailedError",
     "BotName",
     "BotNames",
     "BotSpec",

@@ -8,33 +8,9 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from enum import IntEnum
 from typing import TYPE_CHECKING, Any, NoReturn
 
-
-class ExitCode(IntEnum):
-    """The exit status of a command, one per class of failure."""
-
-    OK = 0
-    FAILED = 1
-    """What was checked failed (a replay mismatch, a server not SERVING); or a bug."""
-    USAGE = 2
-    """A bad option, argument or setting."""
-    REFUSED = 3
-    """The server refused the token."""
-    UNREACHABLE = 4
-    """The server could not be reached."""
-    DATABASE = 5
-    """The database could not be opened or reached."""
-    BOT_FAILED = 6
-    """A bot raised or answered illegally (arena, tournament)."""
-    NOT_FOUND = 7
-    """No such match or bot, or the name is taken."""
-    OUTPUT_CLOSED = 8
-    """Whoever read the output stopped reading (``| head``)."""
-    INTERRUPTED = 130
-    """Ctrl-C."""
-
+from bullring.errors import BullringError, ExitCode
 
 EXIT_STATUSES = """exit status:
   0    done
@@ -51,8 +27,10 @@ EXIT_STATUSES = """exit status:
 """The exit statuses, as every command's ``--help`` ends."""
 
 
-class CommandError(Exception):
-    """A failure a command reports in one line, ``PROG: MESSAGE``, with its exit status."""
+class CommandError(BullringError):
+    """A failure a command itself reports in one line, ``PROG: MESSAGE``, with its exit
+    status (library code raises its own ``BullringError``s, which the boundary reports the
+    same way)."""
 
     exit_code = ExitCode.FAILED
 
@@ -86,12 +64,6 @@ class DatabaseError(CommandError):
     """The database could not be opened or reached."""
 
     exit_code = ExitCode.DATABASE
-
-
-class BotFailedError(CommandError):
-    """A bot raised or answered illegally; ``detail`` holds its traceback."""
-
-    exit_code = ExitCode.BOT_FAILED
 
 
 class NotFoundError(CommandError):
@@ -161,16 +133,17 @@ if TYPE_CHECKING:
     Commands = argparse._SubParsersAction[Any]
     """What ``add_subparsers`` returns: a command's sub-commands (annotations only)."""
 
-Classifier = Callable[[BaseException], CommandError | None]
-"""Turns an error of some other layer (the database's) into a ``CommandError``, or None."""
+Classifier = Callable[[BaseException], BullringError | None]
+"""Turns an error of some other layer (the database's) into a ``BullringError``, or None."""
 
 
 def run(prog: str, parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         classify: Classifier | None = None) -> int:
     """Parse ``argv``, run the command it names (``args.run``) and return its exit status.
 
-    Errors the project knows become one line on stderr, ``PROG: MESSAGE``, and the status
-    of their class (``ExitCode``); anything else propagates with its traceback.
+    The project's errors (``BullringError``) become one line on stderr, ``PROG: MESSAGE``,
+    and the status of their class (``exit_code``); anything else propagates with its
+    traceback.
     """
     args = argparse.Namespace()
     try:
@@ -191,26 +164,20 @@ def run(prog: str, parser: argparse.ArgumentParser, argv: Sequence[str] | None,
         error = known_error(exc, classify)
         if error is None:
             raise
-        print(f"{error.prog or getattr(args, 'command_prog', prog)}: {error}", file=sys.stderr)
-        if error.detail:
-            print(error.detail.rstrip("\n"), file=sys.stderr)
+        named = getattr(error, "prog", None) or getattr(args, "command_prog", prog)
+        print(f"{named}: {error}", file=sys.stderr)
+        detail: str = getattr(error, "detail", "")
+        if detail:
+            print(detail.rstrip("\n"), file=sys.stderr)
         return error.exit_code
 
 
-def known_error(exc: BaseException, classify: Classifier | None = None) -> CommandError | None:
-    """``exc`` as a ``CommandError`` when it is one of the project's errors, else None."""
-    if isinstance(exc, CommandError):
+def known_error(exc: BaseException, classify: Classifier | None = None) -> BullringError | None:
+    """``exc`` when it is one of the project's errors, else what ``classify`` makes of it
+    (an error of another layer the command knows, such as the database's), else None."""
+    if isinstance(exc, BullringError):
         return exc
-    if classify is not None:
-        mapped = classify(exc)
-        if mapped is not None:
-            return mapped
-    from bullring.referee.core import RefereeError
-    from bullring.sdk.house import UnknownBotError
-
-    if isinstance(exc, RefereeError | UnknownBotError):
-        return UsageError(str(exc))
-    return None
+    return None if classify is None else classify(exc)
 
 
 def command(parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int]) -> None:

@@ -74,42 +74,31 @@ def _remote(args: argparse.Namespace, method: str, **fields: Any) -> Any:
 
 
 def _local(args: argparse.Namespace, method: str, **fields: Any) -> Any:
-    import grpc
-
+    """``method`` done on the database itself; a refusal is raised as it is (its class
+    carries the command's exit status)."""
     from bullring.referee.registry import GAMES
-    from bullring.server.errors import NotAuthenticatedError, NotFoundError, status_of
+    from bullring.server.errors import NotAuthenticatedError, NotFoundError
     from bullring.server.ladder.seating import make_challenge
 
     store = options.open_store(args)
     bot = store.bot_for_token(_token(args))
-    try:
-        if bot is None:
-            raise NotAuthenticatedError("this is not a registered bot's token")
-        if method == "CreateChallenge":
-            return make_challenge(store, bot, fields["game"], fields["opponents"],
-                                  tuple({g.id for g in GAMES.values()}), {})
-        if method == "ListChallenges":
-            return store.challenges(bot.name)
-        if method == "GetChallenge":
-            found = store.challenge(fields["challenge_id"])
-            if bot.name not in found.bots:
-                raise NotFoundError(f"no challenge {fields['challenge_id']!r} names "
-                                    f"{bot.name!r}")
-            return found
-        if method == "AnswerChallenge":
-            return store.answer_challenge(fields["challenge_id"], bot.name, fields["accept"],
-                                          fields.get("reason", ""))
-        store.set_auto_accept(bot.name, fields["auto_accept"])
-        return None
-    except Exception as exc:  # a refusal the table names is the command's error
-        status = status_of(exc)
-        if status is None:
-            raise
-        if status.grpc == grpc.StatusCode.UNAUTHENTICATED:
-            raise cli.RefusedError(str(exc)) from None
-        if status.grpc == grpc.StatusCode.NOT_FOUND:
-            raise cli.NotFoundError(str(exc)) from None
-        raise cli.UsageError(str(exc)) from None
+    if bot is None:
+        raise NotAuthenticatedError("this is not a registered bot's token")
+    if method == "CreateChallenge":
+        return make_challenge(store, bot, fields["game"], fields["opponents"],
+                              tuple({g.id for g in GAMES.values()}), {})
+    if method == "ListChallenges":
+        return store.challenges(bot.name)
+    if method == "GetChallenge":
+        found = store.challenge(fields["challenge_id"])
+        if bot.name not in found.bots:
+            raise NotFoundError(f"no challenge {fields['challenge_id']!r} names {bot.name!r}")
+        return found
+    if method == "AnswerChallenge":
+        return store.answer_challenge(fields["challenge_id"], bot.name, fields["accept"],
+                                      fields.get("reason", ""))
+    store.set_auto_accept(bot.name, fields["auto_accept"])
+    return None
 
 
 def _call(args: argparse.Namespace, method: str, **fields: Any) -> Any:

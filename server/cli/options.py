@@ -78,25 +78,13 @@ def admin_token(args: argparse.Namespace) -> str:
 
 
 def classify(exc: BaseException) -> cli.CommandError | None:
-    """Database, store and match-setup errors as one-line ``CommandError``s (None for any
-    other error: a bug, shown with its traceback)."""
-    if "bullring.server.errors" in sys.modules:
-        from bullring.server.errors import MatchElsewhereError, status_of
-        from bullring.server.store.instances import DatabaseBusyError
-
-        if isinstance(exc, DatabaseBusyError | MatchElsewhereError):
-            return cli.DatabaseError(str(exc))
-        status = status_of(exc)  # the one table; the database's own errors are below
-        if status is not None and status.grpc.name in ("NOT_FOUND", "ALREADY_EXISTS"):
-            return cli.NotFoundError(str(exc))
-        if status is not None and status.http != 503:
-            return cli.UsageError(str(exc))
+    """The database's own errors as a one-line ``DatabaseError`` (None for any other error:
+    the project's errors carry their exit status, anything else is a bug, shown with its
+    traceback)."""
     if "sqlalchemy" in sys.modules:
         from sqlalchemy.exc import SQLAlchemyError
 
-        from bullring.server.errors import DatabaseUnavailableError
-
-        if isinstance(exc, SQLAlchemyError | DatabaseUnavailableError):
+        if isinstance(exc, SQLAlchemyError):
             return cli.DatabaseError(database_problem(exc))
     return None
 

@@ -7,7 +7,7 @@ from bullring.contract import wire
 from bullring.contract.comments import comment_problem
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.referee.core import Action, ActionError
-from bullring.referee.registry import GameState
+from bullring.referee.registry import AnyGameState
 from bullring.server.errors import reject_reason
 
 MAX_REJECTS_LOGGED = 20
@@ -23,7 +23,7 @@ def not_pending(seat: int, decision_id: str) -> str:
     return f"decision {decision_id[:MAX_ID_LOGGED]!r} is not pending for seat {seat}"
 
 
-def refusal(state: GameState, seat: int, action: Action | None, field: str | None,
+def refusal(state: AnyGameState, seat: int, action: Action | None, field: str | None,
             comment: str = "") -> tuple[pb.RejectReason, str] | None:
     """Why ``action`` (with ``comment``) cannot answer ``seat``'s pending decision in
     ``state``, or None if it can. ``field`` is the ``Action`` field the answer set (``card``,

@@ -30,7 +30,7 @@ from typing import Any
 from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.referee.core import Action
-from bullring.referee.registry import GameState, get_game
+from bullring.referee.registry import AnyGameState, get_game
 from bullring.referee.replay import answer_event, build_replay
 from bullring.sdk.house import house_bot
 from bullring.server.match import outgoing
@@ -63,7 +63,7 @@ class MatchRunner:
         self.spec = get_game(config.game)
         self.tally = (tally if tally is not None else MatchTally()).game(self.spec.id)
         """Where this match counts what it does, for the server's metrics."""
-        self.state: GameState = self.spec.new_state(len(config.seat_names), config.settings,
+        self.state: AnyGameState = self.spec.new_state(len(config.seat_names), config.settings,
                                                     config.seed)
         self.deadline_s = int(self.state.settings["deadline_ms"]) / 1000
         self.max_timeouts = int(self.state.settings["max_timeouts"])

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from bullring.referee.core import RefereeError
 from bullring.referee.registry import get_game
-from bullring.sdk.house import UnknownBotError, house_bot
+from bullring.sdk.errors import UnknownBotError
+from bullring.sdk.house import house_bot
 from bullring.server.errors import MatchSetupError
 from bullring.server.quotas import MatchCaps
 from bullring.server.store import Store

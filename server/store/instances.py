@@ -21,13 +21,9 @@ from typing import IO, Any
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError
 
-from bullring.server.errors import DatabaseUnavailableError
+from bullring.server.errors import DatabaseBusyError, DatabaseUnavailableError
 
 log = logging.getLogger("bullring.instances")
-
-
-class DatabaseBusyError(RuntimeError):
-    """Another server process already serves this SQLite database."""
 
 
 def _lock_key(instance: str) -> int:

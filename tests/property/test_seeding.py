@@ -11,14 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bullring.referee import core
-from bullring.referee.core import (
-    Decision,
-    DecisionKind,
-    SeededPicks,
-    competition_ranks,
-    seeded_sample,
-)
+from bullring.referee import seeding
+from bullring.referee.core import Decision, DecisionKind, competition_ranks
+from bullring.referee.seeding import SeededPicks, seeded_sample
 from bullring.referee.six_nimmt import SixNimmtState
 
 
@@ -112,8 +107,8 @@ def test_both_ways_of_picking_agree(stream: bytes, extra: int) -> None:
     """The compiled module picks a byte at a time, the interpreter a 64-bit word at a time:
     the same picks from the same stream, for small decks and large ones."""
     size = len(stream) // 8 + extra
-    assert core.pick_by_bytes(list(range(size)), stream) == \
-        core.pick_by_words(list(range(size)), stream)
+    assert seeding.pick_by_bytes(list(range(size)), stream) == \
+        seeding.pick_by_words(list(range(size)), stream)
 
 
 def _asking(legal: int) -> Decision:

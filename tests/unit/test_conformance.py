@@ -28,7 +28,7 @@ from bullring.referee.core import (
     SettingsError,
     competition_ranks,
 )
-from bullring.referee.registry import GAMES, GameSpec, GameState
+from bullring.referee.registry import GAMES, AnyGameState, GameSpec
 from bullring.referee.replay import answer_event, build_replay, verify
 from tests.compiled import ROOT
 from tests.property import six_nimmt_games, test_no_thanks
@@ -68,7 +68,7 @@ def specs() -> list[Any]:
     return [pytest.param(spec, id=spec.versioned_id) for spec in GAMES.values()]
 
 
-def seat_counts(spec: GameSpec) -> list[int]:
+def seat_counts(spec: GameSpec[Any, Any, Any]) -> list[int]:
     """The fewest, a middle and the most seats the game can be played at with its default
     settings."""
     counts = []
@@ -81,14 +81,14 @@ def seat_counts(spec: GameSpec) -> list[int]:
     return sorted({counts[0], counts[len(counts) // 2], counts[-1]})
 
 
-def quick_settings(spec: GameSpec) -> dict[str, Any]:
+def quick_settings(spec: GameSpec[Any, Any, Any]) -> dict[str, Any]:
     """One round where the game has a ``rounds`` setting, to keep the suite fast."""
     return {"rounds": 1} if any(s.name == "rounds" for s in spec.settings) else {}
 
 
-def play(spec: GameSpec, seats: int, seed: int, answer_seed: int,
-         each_step: Callable[[GameState, list[Any]], None] | None = None
-         ) -> tuple[GameState, list[Any], list[dict[str, Any]]]:
+def play(spec: GameSpec[Any, Any, Any], seats: int, seed: int, answer_seed: int,
+         each_step: Callable[[AnyGameState, list[Any]], None] | None = None
+         ) -> tuple[AnyGameState, list[Any], list[dict[str, Any]]]:
     """Play a whole game with random legal answers; return the state, its events and the
     answer log."""
     state = spec.new_state(seats, quick_settings(spec), seed)
@@ -108,7 +108,7 @@ def play(spec: GameSpec, seats: int, seed: int, answer_seed: int,
     return state, events, log
 
 
-def hooks(spec: GameSpec) -> Hooks:
+def hooks(spec: GameSpec[Any, Any, Any]) -> Hooks:
     """The game's hooks, or a failure saying they are missing."""
     if spec.id not in HOOKS:
         pytest.fail(f"{spec.versioned_id} has no conformance hooks: add them to HOOKS")
@@ -116,13 +116,13 @@ def hooks(spec: GameSpec) -> Hooks:
 
 
 @pytest.mark.parametrize("spec", specs())
-def test_random_games_keep_the_contract(spec: GameSpec) -> None:
+def test_random_games_keep_the_contract(spec: GameSpec[Any, Any, Any]) -> None:
     """Every pending decision is its seat's, offers legal actions, and its default is one of
     them (validate agrees); the game ends with no decision pending, ranks that follow the
     totals, and totals that add the round scores; the game's own invariants hold throughout."""
     check = hooks(spec).check
 
-    def each_step(state: GameState, events: list[Any]) -> None:
+    def each_step(state: AnyGameState, events: list[Any]) -> None:
         check(state, events)
         for seat, decision in state.pending.items():
             assert decision.seat == seat and 0 <= seat < state.seats
@@ -142,14 +142,14 @@ def test_random_games_keep_the_contract(spec: GameSpec) -> None:
 
 
 @pytest.mark.parametrize("spec", specs())
-def test_same_seed_and_answers_replay_identically_and_verify(spec: GameSpec) -> None:
+def test_same_seed_and_answers_replay_identically_and_verify(spec: GameSpec[Any, Any, Any]) -> None:
     """A game is a function of its seed and answers: played twice it gives the same events,
     observations and rounds, and its replay re-checks (referee/replay.py)."""
     for seats in seat_counts(spec):
         seen: list[list[Any]] = [[], []]
         runs = []
         for run in range(2):
-            def record(state: GameState, events: list[Any], out: list[Any] = seen[run]
+            def record(state: AnyGameState, events: list[Any], out: list[Any] = seen[run]
                        ) -> None:
                 out.append((events, [state.observation(s) for s in range(state.seats)],
                             state.view()))
@@ -163,13 +163,13 @@ def test_same_seed_and_answers_replay_identically_and_verify(spec: GameSpec) -> 
 
 
 @pytest.mark.parametrize("spec", specs())
-def test_no_seat_sees_what_the_rules_hide(spec: GameSpec) -> None:
+def test_no_seat_sees_what_the_rules_hide(spec: GameSpec[Any, Any, Any]) -> None:
     """At every step, changing everything a seat may not see leaves its observation as it
     was (the game's ``hide_from`` hook says what that is)."""
     hide_from = hooks(spec).hide_from
     rng = random.Random(3)
 
-    def each_step(state: GameState, _events: list[Any]) -> None:
+    def each_step(state: AnyGameState, _events: list[Any]) -> None:
         if state.over:
             return
         for seat in range(state.seats):
@@ -180,7 +180,7 @@ def test_no_seat_sees_what_the_rules_hide(spec: GameSpec) -> None:
 
 
 @pytest.mark.parametrize("spec", specs())
-def test_bad_settings_and_seat_counts_are_refused_by_name(spec: GameSpec) -> None:
+def test_bad_settings_and_seat_counts_are_refused_by_name(spec: GameSpec[Any, Any, Any]) -> None:
     """An unknown setting, a value outside each setting's range or choices, and a seat count
     outside the game's limits raise SettingsError naming the setting (or "seats")."""
     seats = seat_counts(spec)[0]
@@ -204,17 +204,17 @@ def test_bad_settings_and_seat_counts_are_refused_by_name(spec: GameSpec) -> Non
 
 
 @pytest.mark.parametrize("spec", specs())
-def test_bad_answers_change_nothing(spec: GameSpec) -> None:
+def test_bad_answers_change_nothing(spec: GameSpec[Any, Any, Any]) -> None:
     """An answer from a seat not asked is NotPendingError, one of the wrong type is
     MalformedActionError, one not legal now is IllegalActionError; each leaves every
     observation, the view and the step as they were, and the game plays on."""
     rng = random.Random(11)
 
-    def snapshot(state: GameState) -> Any:
+    def snapshot(state: AnyGameState) -> Any:
         return ([state.observation(s) for s in range(state.seats)], state.view(), state.step,
                 state.replay_rounds())
 
-    def each_step(state: GameState, _events: list[Any]) -> None:
+    def each_step(state: AnyGameState, _events: list[Any]) -> None:
         if state.over or rng.random() > 0.3:
             return
         before = snapshot(state)

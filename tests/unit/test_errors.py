@@ -3,10 +3,15 @@ status, one HTTP status and one code, and every transport reads it from there.""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import grpc
 import pytest
 
+import bullring
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.errors import BullringError
 from bullring.referee.core import (
     ActionError,
     IllegalActionError,
@@ -20,6 +25,7 @@ from bullring.server.errors import (
     DatabaseUnavailableError,
     Status,
     reject_reason,
+    row_of,
     status_of,
 )
 
@@ -34,6 +40,31 @@ HTTP_FOR_GRPC = {
     grpc.StatusCode.UNAVAILABLE: {503},
     grpc.StatusCode.RESOURCE_EXHAUSTED: {429},
 }
+
+BARE_BASES: frozenset[type[BaseException]] = frozenset(
+    {BullringError, errors.ServiceError, errors.QuotaError})
+"""Bases no code raises as they are: each subclass has a row, the base none of its own."""
+
+SIGNALS = frozenset({"bullring.server.store.turns.TurnElsewhereError",
+                     "bullring.server.transports.http.serving._BodyTooLarge",
+                     "bullring.sdk.worker_pool.RemoteTraceback"})
+"""Exception classes that are no error of Bullring's: signals caught beside where they are
+raised (another server's turn, a body over its limit), and a worker's traceback text carried
+as the cause of the error it explains."""
+
+
+def _every_exception_class() -> set[type[BaseException]]:
+    """Every exception class defined at the top of a module of the ``bullring`` package (all
+    imported; the generated code and the database migrations hold none)."""
+    found: set[type[BaseException]] = set()
+    for info in pkgutil.walk_packages(bullring.__path__, "bullring."):
+        if any(part in info.name for part in (".generated", ".migrations", "__main__")):
+            continue
+        module = importlib.import_module(info.name)
+        found.update(value for value in vars(module).values()
+                     if isinstance(value, type) and issubclass(value, BaseException)
+                     and value.__module__ == info.name)
+    return found
 """Which HTTP statuses agree with each gRPC status."""
 
 
@@ -41,13 +72,15 @@ HTTP_FOR_GRPC = {
 def test_each_error_type_has_one_grpc_status_http_status_and_code(
         error: type[Exception]) -> None:
     """A row of the table is one gRPC status, an HTTP status that says the same, a
-    snake_case code and a description; an instance of the type is answered with that row."""
+    snake_case code and a description; an instance of the type is answered with that row
+    (when it is sent at all)."""
     row = ERRORS[error]
     assert isinstance(row.grpc, grpc.StatusCode) and row.grpc != grpc.StatusCode.OK
     assert row.http in HTTP_FOR_GRPC[row.grpc], (error, row)
     assert row.code and row.code == row.code.lower() and " " not in row.code
     assert row.when
-    assert status_of(error.__new__(error)) is row
+    assert row_of(error) is row
+    assert status_of(error.__new__(error)) is (row if row.wire else None)
 
 
 def test_one_code_means_one_status_on_both_transports() -> None:
@@ -80,7 +113,7 @@ def test_every_refusal_defined_beside_the_table_has_a_row() -> None:
     defined = [value for value in vars(errors).values()
                if isinstance(value, type) and issubclass(value, Exception)
                and value.__module__ == errors.__name__ and value not in bases]
-    assert defined and [cls for cls in defined if status_of(cls.__new__(cls)) is None] == []
+    assert defined and [cls for cls in defined if row_of(cls) is None] == []
 
 
 def test_malformed_illegal_and_not_pending_are_siblings_with_their_own_reason() -> None:
@@ -103,3 +136,31 @@ def test_a_status_hides_what_the_server_keeps_to_itself() -> None:
     assert row is not None and row.message is not None
     assert errors.message_of(DatabaseUnavailableError("password=secret"), row) \
         == errors.UNAVAILABLE_MESSAGE
+
+
+def test_every_error_of_the_package_derives_from_the_base_and_has_its_row() -> None:
+    """Every exception class of every module (the rules', the contract's, the commands',
+    the SDK's and the server's) is a ``BullringError`` with a row in the one table (its own
+    or its nearest listed base's), and a command's exit status on the class."""
+    classes = {cls for cls in _every_exception_class()
+               if f"{cls.__module__}.{cls.__qualname__}" not in SIGNALS}
+    assert len(classes) > 50
+    assert [cls for cls in classes if not issubclass(cls, BullringError)] == []
+    assert [cls for cls in classes - BARE_BASES if row_of(cls) is None] == []
+    assert [base for base in BARE_BASES if base in ERRORS] == []
+
+
+def test_an_error_raised_on_the_callers_side_is_never_sent() -> None:
+    """A row for an error of the rules, the SDK or a command is not answered by a transport
+    (``status_of`` None: an internal error if it ever escaped there), and a built-in's
+    callers still catch the project's errors of that kind."""
+    from bullring.commandline import UsageError
+    from bullring.referee.core import SettingsError
+    from bullring.sdk.errors import UnknownBotError
+
+    for error in (UsageError("x"), SettingsError("x"), UnknownBotError("x")):
+        row = row_of(type(error))
+        assert row is not None and not row.wire and status_of(error) is None
+    assert isinstance(UnknownBotError("x"), ValueError)
+    assert isinstance(errors.UnknownMatchError("x"), LookupError)
+    assert status_of(errors.UnknownMatchError("x")) is ERRORS[errors.UnknownMatchError]

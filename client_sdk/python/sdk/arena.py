@@ -17,13 +17,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from bullring.commandline import BotFailedError, UsageError, bot_traceback
-from bullring.referee.core import Action, ActionError, derive_seed, derive_seeds
-from bullring.referee.registry import GameState, get_game
+from bullring.commandline import bot_traceback
+from bullring.referee.core import Action, ActionError
+from bullring.referee.registry import AnyGameState, get_game
 from bullring.referee.replay import answer_event, build_replay, dumps
+from bullring.referee.seeding import derive_seed, derive_seeds
 from bullring.sdk.bot import Bot
 from bullring.sdk.bot_spec import bot_factory
-from bullring.sdk.house import HOUSE_BOTS, UnknownBotError
+from bullring.sdk.errors import ArenaSetupError, BotFailedError, UnknownBotError
+from bullring.sdk.house import HOUSE_BOTS
 from bullring.sdk.worker_pool import over_workers
 
 T = TypeVar("T")
@@ -82,8 +84,8 @@ def seating(bots: Sequence[str], index: int) -> tuple[str, ...]:
     return (*bots[shift:], *bots[:shift])
 
 
-def play_game(state: GameState, players: Sequence[Bot],
-              log: list[dict[str, Any]] | None = None) -> GameState:
+def play_game(state: AnyGameState, players: Sequence[Bot],
+              log: list[dict[str, Any]] | None = None) -> AnyGameState:
     """Play ``state`` to its end, asking ``players[seat]`` for every decision.
 
     A bot with ``decision_only`` is asked ``decide_on(decision)``: no observation is built
@@ -220,7 +222,7 @@ def play_seated(game: str, names: tuple[str, ...], players: Sequence[Bot],
     return GameOutcome(index, names, totals, ranks, _round_scores(state))
 
 
-def _round_scores(state: GameState) -> tuple[tuple[int, ...], ...]:
+def _round_scores(state: AnyGameState) -> tuple[tuple[int, ...], ...]:
     return tuple(state.round_scores())
 
 
@@ -351,18 +353,18 @@ def progress_bar(stream: TextIO = sys.stderr) -> Callable[[int, int], None]:
 
 def check_bots(game: str, bots: Sequence[str], settings: Mapping[str, Any],
                option: str = "--bots") -> None:
-    """Raise ``UsageError`` naming ``option`` unless every bot loads and plays ``game`` and
+    """Raise ``ArenaSetupError`` naming ``option`` unless every bot loads and plays ``game`` and
     the table has a seat count the game allows."""
     spec = get_game(game)
     if not spec.min_seats <= len(bots) <= spec.max_seats:
-        raise UsageError(f"{option}: {spec.title} is played by {spec.min_seats} to "
-                         f"{spec.max_seats} seats, not {len(bots)}")
+        raise ArenaSetupError(f"{option}: {spec.title} is played by {spec.min_seats} to "
+                              f"{spec.max_seats} seats, not {len(bots)}")
     spec.new_state(len(bots), settings, 0)
     for name in dict.fromkeys(bots):
         try:
             make_bot(name, spec.id)
         except UnknownBotError as exc:
-            raise UsageError(f"{option}: {exc}") from None
+            raise ArenaSetupError(f"{option}: {exc}") from None
 
 
 def overlap_note(a: str, a_mean: float, a_ci: float, b: str, b_mean: float, b_ci: float,

@@ -4,7 +4,7 @@
 ``path/to/file.py:ClassName`` import the module and make ``ClassName(seed)``, which must
 subclass ``bullring.sdk.bot.Bot``. The runner, the arena and the tournament all resolve specs
 here. A module that fails to import (a syntax error, an exception at its top level, a missing
-dependency) is a ``ValueError`` naming the file and line, not a traceback.
+dependency) is a ``BotSpecError`` (a ``ValueError``) naming the file and line, not a traceback.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bullring.sdk.bot import Bot
+from bullring.sdk.errors import BotSpecError
 from bullring.sdk.house import HOUSE_BOTS, house_bot
 
 BotFactory = Callable[[str, int], Bot]
@@ -44,7 +45,7 @@ def bot_factory(spec: str) -> BotFactory:
 
     def make(game: str, seed: int) -> Bot:
         if game not in bot_cls.games:
-            raise ValueError(f"bot {spec!r} plays {', '.join(bot_cls.games)}, not {game!r} "
+            raise BotSpecError(f"bot {spec!r} plays {', '.join(bot_cls.games)}, not {game!r} "
                              f"(set its `games` attribute)")
         return bot_cls(seed)
 
@@ -52,35 +53,35 @@ def bot_factory(spec: str) -> BotFactory:
 
 
 def bot_class(spec: str) -> type[Bot]:
-    """The ``Bot`` subclass ``spec`` names (importing its module); ValueError if none.
+    """The ``Bot`` subclass ``spec`` names (importing its module); BotSpecError if none.
     Its ``games`` attribute says which games it plays."""
     if isinstance(spec, str) and spec in HOUSE_BOTS:
         spec = f"house:{spec}"
     if not isinstance(spec, str) or ":" not in spec:
-        raise ValueError(f"bad bot spec {spec!r}: {_SPEC_HELP}")
+        raise BotSpecError(f"bad bot spec {spec!r}: {_SPEC_HELP}")
     where, _, name = spec.rpartition(":")
     if where == "house":
         if name not in HOUSE_BOTS:
-            raise ValueError(f"bad bot spec {spec!r}: unknown house bot {name!r}; "
+            raise BotSpecError(f"bad bot spec {spec!r}: unknown house bot {name!r}; "
                              f"known: {', '.join(HOUSE_BOTS)}")
         return HOUSE_BOTS[name]
     if not name or not all(part.isidentifier() for part in name.split(".")):
-        raise ValueError(f"bad bot spec {spec!r}: {name!r} is not a class name; {_SPEC_HELP}")
+        raise BotSpecError(f"bad bot spec {spec!r}: {name!r} is not a class name; {_SPEC_HELP}")
     if where.endswith(".py"):
         owner = _import_file(spec, Path(where))
     elif _MODULE_RE.fullmatch(where):
         owner = _import_module(spec, where)
     else:
-        raise ValueError(f"bad bot spec {spec!r}: {where!r} is neither a module name nor a "
+        raise BotSpecError(f"bad bot spec {spec!r}: {where!r} is neither a module name nor a "
                          f"path to a .py file; {_SPEC_HELP}")
     cls: Any = owner
     for part in name.split("."):
         try:
             cls = getattr(cls, part)
         except AttributeError:
-            raise ValueError(f"bad bot spec {spec!r}: {where!r} has no {name!r}") from None
+            raise BotSpecError(f"bad bot spec {spec!r}: {where!r} has no {name!r}") from None
     if not (isinstance(cls, type) and issubclass(cls, Bot)):
-        raise ValueError(f"bad bot spec {spec!r}: {name!r} is not a subclass of "
+        raise BotSpecError(f"bad bot spec {spec!r}: {name!r} is not a subclass of "
                          f"bullring.sdk.bot.Bot")
     found: type[Bot] = cls
     return found
@@ -92,7 +93,7 @@ def load_bot(spec: str, game: str, seed: int) -> Bot:
     ``house:NAME`` is the house bot ``NAME``; ``package.module:ClassName`` and
     ``path/to/file.py:ClassName`` import the module and return ``ClassName(seed)``, which
     must subclass ``Bot``. A bad spec, or a bot that does not play ``game``, raises
-    ``ValueError`` with a message saying what is wrong.
+    ``BotSpecError`` with a message saying what is wrong.
     """
     return bot_factory(spec)(game, seed)
 
@@ -101,7 +102,7 @@ def _import_module(spec: str, module: str) -> Any:
     try:
         return importlib.import_module(module)
     except Exception as e:
-        raise ValueError(f"bad bot spec {spec!r}: cannot import {module!r}: "
+        raise BotSpecError(f"bad bot spec {spec!r}: cannot import {module!r}: "
                          f"{_failure(e)}") from e
 
 
@@ -122,7 +123,7 @@ def _import_file(spec: str, path: Path) -> Any:
     """Import ``path`` as a module, its folder first on ``sys.path`` as ``python FILE`` does."""
     path = path.expanduser().resolve()
     if not path.is_file():
-        raise ValueError(f"bad bot spec {spec!r}: no such file {str(path)!r}")
+        raise BotSpecError(f"bad bot spec {spec!r}: no such file {str(path)!r}")
     name = f"bullring_bot_{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
     if name in sys.modules:
         return sys.modules[name]
@@ -131,14 +132,14 @@ def _import_file(spec: str, path: Path) -> Any:
         sys.path.insert(0, folder)
     module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:
-        raise ValueError(f"bad bot spec {spec!r}: cannot load {str(path)!r} as Python")
+        raise BotSpecError(f"bad bot spec {spec!r}: cannot load {str(path)!r} as Python")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module
     try:
         module_spec.loader.exec_module(module)
     except Exception as e:
         del sys.modules[name]
-        raise ValueError(f"bad bot spec {spec!r}: {_failure(e)}") from e
+        raise BotSpecError(f"bad bot spec {spec!r}: {_failure(e)}") from e
     except BaseException:
         del sys.modules[name]
         raise

@@ -33,9 +33,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bullring.commandline import BotFailedError
-from bullring.referee.core import derive_seed
 from bullring.referee.registry import get_game
+from bullring.referee.seeding import derive_seed
 from bullring.sdk.arena import (
     bot_maker,
     overlap_note,
@@ -43,15 +42,11 @@ from bullring.sdk.arena import (
     run_ranges,
     seating,
 )
-from bullring.sdk.house import UnknownBotError
+from bullring.sdk.errors import BotFailedError, TournamentError, UnknownBotError
 from bullring.sdk.standings import Standing, TableGame, score_label, standings, standings_lines
 
 FORMATS = ("round-robin", "duplicate")
 """The tournament formats: every table of entrants plays, or the same deals with seats rotated."""
-
-
-class TournamentError(ValueError):
-    """A tournament cannot be played as asked: a bad entrant, format or table size."""
 
 
 @dataclass(frozen=True, slots=True)

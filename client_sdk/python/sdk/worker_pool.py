@@ -23,7 +23,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, TypeVar
 
-from bullring.commandline import BotFailedError
+from bullring.sdk.errors import BotFailedError
 
 T = TypeVar("T")
 """What one range of games gives back."""

@@ -144,8 +144,9 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(DBAPIError, _database_error)
-    for refusal in ERRORS:
-        app.add_exception_handler(refusal, _refused)
+    for refusal, row in ERRORS.items():
+        if row.wire:
+            app.add_exception_handler(refusal, _refused)
     app.add_exception_handler(Exception, _unexpected)
 
 

@@ -55,10 +55,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     settings = cli.game_settings(args.game, args.setting)
     config = tournament.TournamentConfig(args.game, args.format, tuple(args.bots), args.games,
                                          args.seats, args.seed, settings, args.replays)
-    try:
-        tournament.validate(config)
-    except tournament.TournamentError as exc:
-        raise cli.UsageError(str(exc)) from None
+    tournament.validate(config)  # a TournamentError exits 2 (USAGE) with its message
     show = sys.stderr.isatty()
     played = tournament.run(config, args.workers, progress_bar() if show else None)
     rep = tournament.report(config, played)

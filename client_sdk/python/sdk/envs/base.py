@@ -10,8 +10,8 @@ from typing import Any
 from gymnasium import spaces
 
 from bullring.referee import no_thanks, six_nimmt
-from bullring.referee.core import derive_seed
-from bullring.referee.registry import GameState, get_game
+from bullring.referee.registry import AnyGameState, get_game
+from bullring.referee.seeding import derive_seed
 from bullring.sdk.envs.encoding import Encoder, encoder
 
 RENDER_MODES = ["human", "ansi"]
@@ -121,7 +121,7 @@ class TableEnv:
         self._observation_space = self.encoder.observation_space()
         self._action_space = self.encoder.action_space()
         self._seeds = GameSeeds()
-        self.game_state: GameState | None = None
+        self.game_state: AnyGameState | None = None
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         """Every agent's observation space (one object for all)."""
@@ -142,13 +142,13 @@ class TableEnv:
     def close(self) -> None:
         """Nothing to release."""
 
-    def _new_game(self, seed: int | None) -> GameState:
+    def _new_game(self, seed: int | None) -> AnyGameState:
         self.game_state = get_game(self.game).new_state(self.seats, self.settings,
                                                         self._seeds.next(seed))
         self.agents = self.possible_agents[:]
         return self.game_state
 
-    def _state(self) -> GameState:
+    def _state(self) -> AnyGameState:
         if self.game_state is None:
             raise RuntimeError("call reset() before using the environment")
         return self.game_state

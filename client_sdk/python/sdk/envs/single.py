@@ -8,8 +8,9 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from bullring.referee.core import Action, derive_seed
-from bullring.referee.registry import GameState, get_game
+from bullring.referee.core import Action
+from bullring.referee.registry import AnyGameState, get_game
+from bullring.referee.seeding import derive_seed
 from bullring.sdk.arena import make_bot
 from bullring.sdk.bot import Bot
 from bullring.sdk.envs.base import (
@@ -68,7 +69,7 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], np.int64]):
         for name in dict.fromkeys(self.opponents):
             make_bot(name, self.game_spec.id)
         self._seeds = GameSeeds()
-        self.game_state: GameState | None = None
+        self.game_state: AnyGameState | None = None
         self.seat = 0
         self.bots: dict[int, Bot] = {}
         self.ended = False
@@ -119,7 +120,7 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], np.int64]):
         """The public view as text (``render_mode="ansi"``), or printed (``"human"``)."""
         return rendered(self.render_mode, self._state().view())
 
-    def _state(self) -> GameState:
+    def _state(self) -> AnyGameState:
         if self.game_state is None:
             raise RuntimeError("call reset() before using the environment")
         return self.game_state

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bullring.sdk.bot import Bot
+from bullring.sdk.errors import UnknownBotError
 from bullring.sdk.house.greedy import GreedyBot
 from bullring.sdk.house.no_thanks_bots import NeverTakeBot, ThresholdBot
 from bullring.sdk.house.random_bot import RandomBot
@@ -14,10 +15,6 @@ HOUSE_BOTS: dict[str, type[Bot]] = {
     "threshold": ThresholdBot,
 }
 """Every house bot by name."""
-
-
-class UnknownBotError(ValueError):
-    """No house bot has the name asked for, or it cannot play the game."""
 
 
 def house_bot(name: str, game: str, seed: int = 0) -> Bot:

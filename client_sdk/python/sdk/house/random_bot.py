@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bullring.referee.core import Action, Decision, SeededPicks
+from bullring.referee.core import Action, Decision
+from bullring.referee.seeding import SeededPicks
 from bullring.sdk.bot import Bot
 
 
 class RandomBot(Bot):
     """Answers every decision with a legal action drawn uniformly from its seed's stream
-    (``bullring.referee.core.SeededPicks``: SHAKE-256 of the seed, cheap to start, which an arena
+    (``bullring.referee.seeding.SeededPicks``: SHAKE-256 of the seed, cheap to start, which an arena
     game does four times; ``self.rng`` is left for subclasses)."""
 
     name = "random"

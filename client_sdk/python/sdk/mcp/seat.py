@@ -25,14 +25,10 @@ from bullring.contract.comments import comment_problem
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.referee.core import Action
 from bullring.sdk.bot import Bot
+from bullring.sdk.errors import AgentError
 
 VERDICT_GRACE_S = 2.0
 """How long ``act`` waits past the deadline for the server's verdict on an answer."""
-
-
-class AgentError(ValueError):
-    """An answer the desk refuses (no decision pending, malformed or illegal): the agent may
-    answer again while the decision's time lasts."""
 
 
 def jsonable(value: Any) -> Any:

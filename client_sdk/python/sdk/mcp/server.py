@@ -24,9 +24,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.sdk.errors import AgentError
 from bullring.sdk.mcp import text as mcp_text
 from bullring.sdk.mcp.gate import AgentGate, is_loopback
-from bullring.sdk.mcp.seat import AgentBot, AgentError, SeatDesk
+from bullring.sdk.mcp.seat import AgentBot, SeatDesk
 from bullring.sdk.practice import practise
 from bullring.sdk.runner import play
 

@@ -1,0 +1,51 @@
+"""The SDK's errors: a local run (arena, tournament) asked for what cannot be played, a bot
+that fails one, a house bot that does not exist, an agent's refused answer. Each is a
+``bullring.errors.BullringError``, so a command reports it in one line with its exit status;
+one that is also a bad value is a ``ValueError`` too."""
+
+from __future__ import annotations
+
+from bullring.errors import BullringError, ExitCode
+
+
+class BotFailedError(BullringError):
+    """A bot raised or answered illegally in a local run; ``detail`` holds its traceback,
+    trimmed to the author's code."""
+
+    exit_code = ExitCode.BOT_FAILED
+
+    def __init__(self, message: str, *, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
+        """More lines printed after the message (the bot's own traceback)."""
+
+
+class ArenaSetupError(BullringError, ValueError):
+    """An arena run that cannot be played as asked: a bot that does not load or play the
+    game, or a table size the game does not allow; the message names the option."""
+
+    exit_code = ExitCode.USAGE
+
+
+class TournamentError(BullringError, ValueError):
+    """A tournament cannot be played as asked: a bad entrant, format or table size."""
+
+    exit_code = ExitCode.USAGE
+
+
+class UnknownBotError(BullringError, ValueError):
+    """No house bot has the name asked for, or it cannot play the game."""
+
+    exit_code = ExitCode.USAGE
+
+
+class AgentError(BullringError, ValueError):
+    """An answer an agent's seat refuses (no decision pending, malformed or illegal): the
+    agent may answer again while the decision's time lasts."""
+
+
+class BotSpecError(BullringError, ValueError):
+    """A bot spec (``module:Class``, ``path.py:Class`` or a house bot's name) that does not
+    load, or names a bot that does not play the game."""
+
+    exit_code = ExitCode.USAGE
