@@ -32,7 +32,7 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # after installed packages
 
 from benchmarks.common import percentile, rss_bytes, start
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # after installed packages
 
 import bullring.referee.six_nimmt
 from benchmarks.bare_loop import bare_game

@@ -24,7 +24,7 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # after installed packages
 
 from benchmarks.common import start  # noqa: E402
 from bullring.sdk import arena  # noqa: E402

@@ -46,7 +46,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # after installed packages
 
 
 from benchmarks.soak_chaos import Chaos, Garbage  # noqa: E402
