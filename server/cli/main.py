@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from bullring import commandline as cli
 from bullring.server.cli import challenge as challenge_cli
@@ -16,6 +17,9 @@ from bullring.server.cli import ladder as ladder_cli
 from bullring.server.cli import options
 from bullring.server.cli import tournament as server_tournament_cli
 from bullring.server.logs import LOG_FORMATS
+
+if TYPE_CHECKING:  # the server's modules load when it serves, not for --help
+    from bullring.server.app import ServerOptions
 
 METRICS_ACCESS = ("admin", "token", "public", "off")
 """The values of ``bullring serve --metrics`` (``bullring.server.metrics.ACCESS`` says
@@ -55,6 +59,14 @@ def _replay_verify(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from bullring.server import app
+
+    return app.main(serve_options(args))
+
+
+def serve_options(args: argparse.Namespace) -> ServerOptions:
+    """The server's options from ``bullring serve``'s arguments (its defaults are the
+    options' own: ``tests/unit/test_cli.py`` holds them equal)."""
+    from bullring.server import app
     from bullring.server.ladder import seating as ladder
     from bullring.server.quotas import MatchCaps, Quotas
     from bullring.server.transports.limits import Limits
@@ -69,7 +81,7 @@ def _serve(args: argparse.Namespace) -> int:
                                           max_tournament_games=args.max_tournament_games)
     quotas = Quotas(args.human_open_per_address, args.human_per_hour, args.challenges_open,
                     args.challenges_per_hour)
-    server_options = app.ServerOptions(args.host, args.port, options.db_url(args),
+    return app.ServerOptions(args.host, args.port, options.db_url(args),
                                        args.start_timeout, ladder=ladder_options,
                                        db_retry_s=args.db_retry,
                                        http_port=None if args.http_port < 0 else args.http_port,
@@ -90,7 +102,6 @@ def _serve(args: argparse.Namespace) -> int:
                                        challenge_retention_s=args.challenge_retention,
                                        replay_cache_bytes=args.replay_cache_mb << 20,
                                        metrics=args.metrics, log_format=args.log_format)
-    return app.main(server_options)
 
 
 def _add_serve(commands: cli.Commands) -> None:

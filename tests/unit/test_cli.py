@@ -301,3 +301,14 @@ def test_each_bad_invocation_is_one_line(capsys: pytest.CaptureFixture[str],
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and message in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_serve_defaults_are_the_server_options_own() -> None:
+    """``bullring serve`` with no option gives exactly the options ``ServerOptions()``
+    holds by default (limits, quotas, caps, ladder, metrics...): a default changed in one
+    place and not the other fails here."""
+    from bullring.server.app import ServerOptions
+    from bullring.server.cli import options
+
+    args = server_cli.build_parser().parse_args(["serve"])
+    assert server_cli.serve_options(args) == ServerOptions(db=options.db_url(args))
