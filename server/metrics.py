@@ -199,8 +199,8 @@ class _LiveCollector:
             for game in sorted(ladder.settings):
                 rated = ladder.rated_streams(game)
                 waiting.add_metric([game], sum(s.bot not in ladder.seated for s in rated))
-                connected.add_metric([game], sum(s.game == game and s.open
-                                                 for s in ladder.sessions.values()))
+                connected.add_metric([game], sum(s.game == game
+                                                 for s in ladder.connected()))
         yield waiting
         yield connected
 
@@ -213,7 +213,7 @@ class _LiveCollector:
             for outbox in runner.feed.spectators:
                 seen[id(outbox)] = outbox
         if self.ladder is not None:
-            for session in list(self.ladder.sessions.values()):
+            for session in self.ladder.connected():
                 seen[id(session.outbox)] = session.outbox
         depths = [outbox.qsize() for outbox in seen.values()]
         total = GaugeMetricFamily(

@@ -126,7 +126,7 @@ class Ladder(LadderSessions):
             await asyncio.to_thread(self.turns.forget)
         except DatabaseUnavailableError as exc:  # the sweeper of another server does it
             log.warning("leaving the ladder turns: %s", exc)
-        for session in list(self.sessions.values()):
+        for session in [*self.sessions.values(), *self.practising.values()]:
             self._close(session)
 
     # -- matchmaking -----------------------------------------------------------------------
@@ -313,8 +313,8 @@ class Ladder(LadderSessions):
                 if name not in bots:
                     continue  # a practice match's house seat
                 self.seated[name] = (runner, seat)
-                session = self.sessions.get(name)
-                if session is not None and session.open and name not in self.house:
+                session = self.connection_for(name, runner)
+                if session is not None and name not in self.house:
                     _, connection = runner.attach(seat, session.outbox)
                     session.seat = (runner, seat, connection)
 
@@ -351,8 +351,8 @@ class Ladder(LadderSessions):
         challenges name it. Among the ready challenges, those whose challenger played the
         named bots least go first (then the oldest), so one challenger's many challenges
         cannot keep another's waiting."""
-        waiting = {s.bot for s in self.sessions.values()
-                   if s.game == game and s.open and s.bot not in self.seated}
+        waiting = {s.bot for s in self.connected()
+                   if s.game == game and s.bot not in self.seated}
         if not waiting:
             return False
         ready = await asyncio.to_thread(self.store.ready_challenges, game)
@@ -390,8 +390,8 @@ class Ladder(LadderSessions):
 
     async def _seat_tournaments(self, game: str) -> None:
         """Seat the next game of each live tournament of ``game`` whose bots wait here."""
-        waiting = {s.bot for s in self.sessions.values()
-                   if s.game == game and s.open and s.bot not in self.seated}
+        waiting = {s.bot for s in self.connected()
+                   if s.game == game and s.bot not in self.seated}
         loop = asyncio.get_running_loop()
         started, again = await asyncio.to_thread(self.tournaments.seat, game, waiting,
                                                  set(self.seated), loop.time())
@@ -405,26 +405,33 @@ class Ladder(LadderSessions):
         for name in runner.config.seat_names:
             if self.seated.get(name, (None, 0))[0] is runner:
                 del self.seated[name]
-            session = self.sessions.get(name)
-            if session is not None and session.seat is not None and session.seat[0] is runner:
-                session.seat = None
-                if session.matches_left:
-                    session.matches_left -= 1
-                    if not session.matches_left:  # its MatchEnded is in the outbox already
-                        session.open = False
-                        session.outbox.end(pb.Closed(
-                            reason=pb.CLOSE_REASON_MATCHES_PLAYED,
-                            message=f"the {session.game} matches this connection asked for "
-                                    f"have been played"))
-                if session.open:  # it waits for its next match on the same connection
-                    session.outbox.put_message(pb.PlayResponse(
-                        ladder_queued=pb.LadderQueued(game=session.game, bot=name)))
+            for session in (self.sessions.get(name), self.practising.get(name)):
+                if session is not None and session.seat is not None and \
+                        session.seat[0] is runner:
+                    self._free(session, name)
             if name in self.house and self.options.house_rest_s > 0:
                 self._resting.add(name)
                 asyncio.get_running_loop().call_later(self.options.house_rest_s,
                                                       self._rested, name)
         await asyncio.to_thread(self.tournaments.ended, runner)
         self.poke()  # which server seats the freed bots is settled by the turns
+
+    @staticmethod
+    def _free(session: LadderSession, name: str) -> None:
+        """``session``'s match is over: it waits for its next one on the same connection,
+        or, its matches played, it is closed."""
+        session.seat = None
+        if session.matches_left:
+            session.matches_left -= 1
+            if not session.matches_left:  # its MatchEnded is in the outbox already
+                session.open = False
+                session.outbox.end(pb.Closed(
+                    reason=pb.CLOSE_REASON_MATCHES_PLAYED,
+                    message=f"the {session.game} matches this connection asked for "
+                            f"have been played"))
+        if session.open:
+            session.outbox.put_message(pb.PlayResponse(
+                ladder_queued=pb.LadderQueued(game=session.game, bot=name)))
 
     def _retry(self) -> None:
         if not self._retry_due:

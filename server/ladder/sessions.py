@@ -83,7 +83,12 @@ class LadderSessions:
             state = spec.new_state(size.minimum, dict(options.settings.get(game, {})), 0)
             self.settings[game] = dict(state.settings)
         self.sessions: dict[str, LadderSession] = {}
-        """The connected bots, by name."""
+        """The connected bots, by name: each one's newest connection, but a practice-only
+        one that joined beside an open connection to the rated ladder (``practising``)."""
+        self.practising: dict[str, LadderSession] = {}
+        """Practice-only connections of bots also connected for rated play, by name: a
+        practice run beside a running bot waits for its practice match there, without
+        ending the bot's rated connection (the bot plays one match at a time)."""
         self.seated: dict[str, tuple[MatchRunner, int]] = {}
         """Bots playing a match on this server, by name (kept while they reconnect)."""
         self.house: dict[str, Waiter] = {}
@@ -101,31 +106,45 @@ class LadderSessions:
     def join(self, bot: BotRow, game: str, matches: int = 0, games: Sequence[str] = (),
              via: str = "", practice_only: bool = False) -> LadderSession:
         """Connect ``bot`` to ``game``'s ladder (taking back the seat it holds in a live
-        match here); its older stream, if any, ends with Closed(REPLACED) naming ``via``
-        (this connection's transport and peer). Refused (UNAVAILABLE) once stopping, and
-        before anything changes if the bot's ``games`` (empty: any) leave ``game`` out.
-        With ``matches`` > 0 the stream plays that many matches (the one it takes back
-        counts) and is closed after the last one ends, never seated again. With
-        ``practice_only`` it is never seated at a rated table."""
+        match here, if that match is of this connection's kind); its older stream of the
+        same kind, if any, ends with Closed(REPLACED) naming ``via`` (this connection's
+        transport and peer). A practice-only stream beside an open rated one is kept beside
+        it (``practising``), and so is an open practice-only stream when a rated one joins:
+        neither ends the other. Refused (UNAVAILABLE) once stopping, and before anything
+        changes if the bot's ``games`` (empty: any) leave ``game`` out. With ``matches`` > 0
+        the stream plays that many matches (the one it takes back counts) and is closed
+        after the last one ends, never seated again. With ``practice_only`` it is never
+        seated at a rated table."""
         game_id = self.check(bot, game, games)
-        old = self.sessions.get(bot.name)
         session = LadderSession(bot.name, game_id, bot.token_hash, matches_left=max(0, matches),
                                 practice_only=practice_only)
-        self.sessions[bot.name] = session
-        if old is not None:
-            old.open = False
-            old.outbox.end(replaced(via))
-            log.info("bot %s: its older connection was replaced (%s)", bot.name, via)
+        current = self.sessions.get(bot.name)
+        beside = current is not None and current.open and current.practice_only != practice_only
+        if beside and practice_only:
+            assert current is not None
+            old = self.practising.get(bot.name)
+            self.practising[bot.name] = session
+        else:
+            if beside:  # a rated stream joins beside a practice run: the run goes on
+                assert current is not None
+                self._replace(self.practising.pop(bot.name, None), via)
+                self.practising[bot.name] = current
+                old = None
+            else:
+                old = current
+            self.sessions[bot.name] = session
+        self._replace(old, via)
         self._last.setdefault(bot.name, bot.last_seated_at or NEVER)
         seated = self.seated.get(bot.name)
-        if seated is not None:
+        if seated is not None and self._plays(session, seated[0]):
             runner, seat = seated
             _, connection = runner.attach(seat, session.outbox)
             session.seat = (runner, seat, connection)
             log.info("bot %s is back in match %s", bot.name, runner.config.match_id)
         else:
             log.info("bot %s joined the %s ladder%s", bot.name, game_id,
-                     " for its practice matches only" if practice_only else "")
+                     (" for its practice matches only" if practice_only else "") +
+                     (" beside its rated connection" if beside and practice_only else ""))
             notice = "" if practice_only else self.shortfall(game_id)
             if notice:
                 log.warning("%s", notice)
@@ -133,6 +152,39 @@ class LadderSessions:
                 ladder_queued=pb.LadderQueued(game=game_id, bot=bot.name, notice=notice)))
             self.poke()
         return session
+
+    def _replace(self, old: LadderSession | None, via: str) -> None:
+        """End ``old`` (if open) as replaced by the connection ``via``."""
+        if old is None:
+            return
+        old.open = False
+        old.outbox.end(replaced(via))
+        log.info("bot %s: its older connection was replaced (%s)", old.bot, via)
+
+    def connection_for(self, name: str, runner: MatchRunner) -> LadderSession | None:
+        """The open stream of bot ``name`` that plays ``runner``'s match: a practice run's
+        for an unrated match, if the bot has one beside its rated stream; else its stream."""
+        practising = self.practising.get(name)
+        if practising is not None and practising.open and self._plays(practising, runner):
+            return practising
+        session = self.sessions.get(name)
+        if session is not None and session.open and self._plays(session, runner):
+            return session
+        return None
+
+    def _plays(self, session: LadderSession, runner: MatchRunner) -> bool:
+        """Whether ``session`` may play ``runner``'s match: a practice-only stream no rated
+        one; a rated stream no unrated one while the bot's practice run is open beside it."""
+        if runner.config.rated:
+            return not session.practice_only
+        if session.practice_only:
+            return True
+        practising = self.practising.get(session.bot)
+        return practising is None or not practising.open
+
+    def connected(self) -> list[LadderSession]:
+        """Every open stream, practice runs beside rated streams included."""
+        return [s for s in (*self.sessions.values(), *self.practising.values()) if s.open]
 
     def check(self, bot: BotRow, game: str, games: Sequence[str] = ()) -> str:
         """The id of ``game`` if ``bot`` (playing ``games``; empty: any) may join its ladder
@@ -203,6 +255,11 @@ class LadderSessions:
         session.open = False
         if self.sessions.get(session.bot) is session:
             del self.sessions[session.bot]
+            practising = self.practising.pop(session.bot, None)
+            if practising is not None and practising.open:
+                self.sessions[session.bot] = practising  # the practice run goes on alone
+        elif self.practising.get(session.bot) is session:
+            del self.practising[session.bot]
         if session.seat is not None:
             runner, seat, connection = session.seat
             runner.detach(seat, connection, why)
@@ -222,11 +279,10 @@ class LadderSessions:
         else:
             message = f"bot {name!r} was disabled; it is seated no more"
         self.hub.forget_bot(name, message if reason == pb.CLOSE_REASON_TOKEN_REVOKED else None)
-        session = self.sessions.get(name)
-        if session is None:
-            return
-        session.outbox.end(pb.Closed(reason=reason, message=message))
-        self.leave(session, message)
+        for session in (self.practising.get(name), self.sessions.get(name)):
+            if session is not None:
+                session.outbox.end(pb.Closed(reason=reason, message=message))
+                self.leave(session, message)
 
     def _close(self, session: LadderSession) -> None:
         session.open = False

@@ -116,3 +116,37 @@ def test_a_bot_that_cannot_load_asks_the_server_for_nothing(
                                f"SyntaxError: expected ':'\n")
         assert done.stdout == ""
     assert Store(server.db).challenges("ann") == []
+
+
+def test_a_practice_run_beside_a_running_bot_waits_for_it_instead_of_replacing_it(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """ann's ladder runner plays rated matches; ``bullring bot --practice`` with ann's
+    token, as the README says, joins beside it: the runner is never told it was replaced,
+    the practice match is played by the practice run (unrated, against a house bot) once
+    ann is between rated matches, and the runner goes on playing rated matches after."""
+    server = LadderServer(db_url(tmp_path), [*FAST, *HOUSE]).start()
+    stop_all.append(server)
+    token = server.add_bot("ann")
+    store = Store(server.db)
+    runner = LadderBot.start("ann", server.address, token, "six_nimmt", "house:greedy")
+    stop_all.append(runner)
+    wait_for_matches([runner], 1, 120)
+
+    practice = LadderBot.start("ann", server.address, token, "six_nimmt", "house:random",
+                               "--practice", "--against", "house:random")
+    stop_all.append(practice)
+    assert practice.proc.wait(timeout=120) == 0, practice.err.text()[-3000:]
+    [(practice_match, termination)] = practice.matches()
+    assert termination == "normal"
+    seats = list(store.match_page(match_id=practice_match)[0][0].seat_names)
+    assert_unrated(store, practice_match, seats)
+    assert seats[0] == "ann" and practice_match not in runner.started()
+
+    after = len(runner.matches())
+    wait_for_matches([runner], after + 2, 120)  # the runner plays on, rated
+    assert runner.proc.poll() is None
+    assert "replaced" not in runner.err.text()
+    rated = [m for m, _ in runner.matches()]
+    assert all(store.match_page(match_id=m)[0][0].rated for m in rated)
+    assert server.log is not None
+    assert any("beside its rated connection" in line for line in server.log.lines)
