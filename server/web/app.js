@@ -88,6 +88,19 @@ function nimmtCard(card, isNew) {
            srOnly(` (${n} bullhead${n > 1 ? "s" : ""}${isNew ? ", just played" : ""})`));
 }
 
+/** A large card for the big screen (tv.js): 6 nimmt! with its bullheads, No Thanks! its
+ * number alone. */
+function bigCard(card, game) {
+  if (game !== "six_nimmt") {
+    return h("span", {class: "tvcard", "data-card": card}, h("span", {class: "num"}, card));
+  }
+  const n = bullheads(card);
+  return h("span", {class: `tvcard b${n}`, "data-card": card},
+    h("span", {class: "num"}, card),
+    h("span", {class: "heads", "aria-hidden": "true"}, "•".repeat(n)),
+    h("span", {class: "sr-only"}, ` (${n} bullhead${n > 1 ? "s" : ""})`));
+}
+
 function plainCard(card) {
   return h("span", {class: "card", "data-card": card}, String(card));
 }

@@ -1,7 +1,8 @@
 """Details of the web page in a real headless Chromium against a real server: a status
 badge and a match id never break inside a word at 1280 px, the replay viewer keeps the
-result for its last step, and the live view's scrolling list of what happened can be
-reached from the keyboard."""
+result for its last step, the live view's scrolling list of what happened can be reached
+from the keyboard, and every card keeps its bullhead marks inside it, on the web page and
+on the big screen."""
 
 from __future__ import annotations
 
@@ -120,3 +121,71 @@ def test_the_live_list_of_what_happened_is_reachable_by_keyboard(
     found = page.evaluate("""async () => (await axe.run(document, {runOnly:
         ['scrollable-region-focusable']})).violations.map(v => v.nodes.length)""")
     assert found == []
+
+
+SPILLED = """([cards, marks]) => {
+    const found = [...document.querySelectorAll(cards)];
+    const spilled = found.flatMap((card) => {
+        const box = card.getBoundingClientRect();
+        const left = box.left + card.clientLeft, top = box.top + card.clientTop;
+        const right = left + card.clientWidth, bottom = top + card.clientHeight;
+        const range = document.createRange();
+        range.selectNodeContents(card.querySelector(marks));
+        return [...range.getClientRects()].some((r) => r.left < left - 0.01 ||
+            r.right > right + 0.01 || r.top < top - 0.01 || r.bottom > bottom + 0.01)
+            ? [Number(card.dataset.card)] : [];
+    });
+    return {cards: found.map((c) => [Number(c.dataset.card),
+                                     c.querySelector(marks).textContent.length]),
+            spilled};
+}"""
+"""The cards of ``cards`` whose bullhead marks (the text of ``marks`` in each) reach outside
+the card's inside (its box within its border), and each card's number and count of marks."""
+
+EVERY_CARD = list(range(1, 105))
+
+
+def every_card_fits(page: Any, cards: str, marks: str) -> None:
+    """Each card of 6 nimmt! is on the page once per place it is shown, with its bullheads
+    (55 has seven) all inside it, at 390 and 1280 px."""
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_function(f"() => window.innerWidth === {width}")
+        found = page.evaluate(SPILLED, [cards, marks])
+        numbers = sorted({card for card, _ in found["cards"]})
+        assert numbers == EVERY_CARD, numbers
+        assert dict(found["cards"])[55] == 7
+        assert found["spilled"] == [], (width, found["spilled"])
+
+
+def test_every_card_holds_its_bullheads(web: ServerProcess, page: Any) -> None:  # noqa: F811
+    """Every card of 6 nimmt!, 1 to 104, keeps its bullhead marks within its own box at 390
+    and 1280 px: on the web page in the rows and in a table's cell (the replay's and live
+    view's places for cards), and on the big screen in a row and in a seat's played slot."""
+    page.goto(f"{web.http}/?refresh=60000#/")
+    page.wait_for_selector("[data-testid=leaderboard-rows] tr")
+    page.evaluate("""(cards) => {
+        const rows = [];
+        for (let i = 0; i < cards.length; i += 5) rows.push(cards.slice(i, i + 5));
+        const cols = [["Seat"], ["Took"]];
+        document.getElementById("view").prepend(rowsView(rows, null, new Set([55])),
+          table("every card", cols, [tr({}, cols, ["all", cardList(cards, nimmtCard)])]));
+    }""", EVERY_CARD)
+    every_card_fits(page, ".card", "small")
+
+    match = played(web, "six_nimmt", ["house:greedy", "house:random"], "--setting",
+                   "rounds=1", "--seed", "4")
+    page.goto(f"{web.http}/tv?pace=40")
+    page.wait_for_function(f"() => document.querySelector('main#tv').dataset.match === "
+                           f"'{match.match_id}'")
+    page.wait_for_selector(".played .slot .tvcard")
+    page.keyboard.press(" ")  # pause: the broadcast draws nothing more
+    page.wait_for_function("""() => document.querySelector('main#tv').dataset.paused === 'true'
+        && !document.querySelector('.tvcard.enter, .tvcard.leave')""")
+    page.evaluate("""(cards) => {
+        for (const box of [document.querySelector('.rows .row .cards'),
+                           document.querySelector('.played .slot')]) {
+            box.replaceChildren(...cards.map((card) => bigCard(card, 'six_nimmt')));
+        }
+    }""", EVERY_CARD)
+    every_card_fits(page, ".tvcard", ".heads")
