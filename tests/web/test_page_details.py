@@ -189,3 +189,55 @@ def test_every_card_holds_its_bullheads(web: ServerProcess, page: Any) -> None: 
         }
     }""", EVERY_CARD)
     every_card_fits(page, ".tvcard", ".heads")
+
+
+EIGHT = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
+         "--table-size", "six_nimmt=4-4", "--house-rest", "0.2",
+         "--house-bots", "greedy,greedy,greedy,greedy,random,random,random,random"]
+"""Eight house bots playing short rated 6 nimmt! matches, two tables at a time."""
+
+BOARD_LINES = """() => [...document.querySelectorAll('[data-testid=leaderboard-rows] tr[data-bot]')]
+    .map((row) => {
+        const line = parseFloat(getComputedStyle(row).lineHeight);
+        const tops = [];
+        const texts = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+        while (texts.nextNode()) {
+            if (!texts.currentNode.textContent.trim()) continue;
+            const range = document.createRange();
+            range.selectNodeContents(texts.currentNode);
+            for (const r of range.getClientRects()) {
+                if (!tops.some((t) => Math.abs(t - r.top) < line / 2)) tops.push(r.top);
+            }
+        }
+        const box = row.getBoundingClientRect();
+        return {bot: row.dataset.bot, lines: tops.length, top: box.top, bottom: box.bottom,
+                cells: [...row.children].filter((td) => td.getClientRects().length &&
+                                                        td.textContent.trim()).length};
+    })"""
+"""Each leaderboard row: its bot, how many lines of text it takes, where it is, and how many
+of its cells show something."""
+
+
+def test_the_leaderboard_takes_two_lines_a_bot_on_a_phone(
+        tmp_path: Path, page: Any) -> None:  # noqa: F811
+    """On a 390 x 844 phone a leaderboard row takes at most two lines, with all six of its
+    facts shown (place, bot, version, games, rating, skill interval), so eight bots fit on
+    one screen; at 1280 px it stays a table, one line a bot."""
+    server = LadderServer(db_url(tmp_path), EIGHT).start()
+    try:
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(server.http + "/?refresh=300")
+        page.wait_for_function(f"() => ({BOARD_LINES})().length === 8", timeout=120_000)
+        rows = page.evaluate(BOARD_LINES)
+        assert all(r["lines"] <= 2 and r["cells"] == 6 for r in rows), rows
+        assert rows[-1]["bottom"] - rows[0]["top"] <= 844, rows
+        page.evaluate("document.querySelector('[data-testid=leaderboard-rows] tr').scrollIntoView()")
+        shown = page.evaluate(f"() => ({BOARD_LINES})().filter((r) => r.top >= -1 && "
+                              f"r.bottom <= window.innerHeight + 1).length")
+        assert shown >= 8
+        page.set_viewport_size({"width": 1280, "height": 900})
+        page.wait_for_function("() => window.innerWidth === 1280")
+        assert all(r["lines"] == 1 for r in page.evaluate(BOARD_LINES))
+    finally:
+        page.goto("about:blank")  # stop the page's refreshes before its server goes
+        server.stop()
