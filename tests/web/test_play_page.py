@@ -255,3 +255,40 @@ def test_the_play_button_seats_a_person_at_no_thanks_played_by_keys(
     replays.verify(replay)
     mine = [e for e in replay["events"] if e["type"] == "answer" and e["seat"] == 0]
     assert len(mine) == presses and not any(e["default"] for e in mine)
+
+
+def click_to_the_end(page: Any) -> list[str]:
+    """Answer each decision with its first choice (a row, else a card) until the match is
+    over; return what the page said of each answer once the next decision came."""
+    said = []
+    decision = ""
+    while True:
+        page.wait_for_function(NEXT, arg=decision)
+        if page.evaluate(STATE) == "ended":
+            return said
+        notice = page.locator("[data-testid=notice]")
+        if notice.count():
+            said.append(notice.inner_text())
+        decision = page.evaluate("document.body.dataset.decision")
+        rows = page.locator("[data-testid=row-button]:not([disabled])")
+        (rows if rows.count() else
+         page.locator("[data-testid=hand] button:not([disabled])")).first.click()
+
+
+def test_the_result_replaces_the_prompt_when_the_match_ends(
+        web: ServerProcess, page: Any) -> None:  # noqa: F811
+    """While the match runs, the page confirms each answer ("You played 12.", "You chose
+    row 3."); once it has ended, the page shows the result in their place: no prompt, no
+    clock and no word on the last answer is left standing."""
+    seed, _ = forced_row_choice_seed()
+    _, _, link = human_match(web, "--seed", str(seed), "--setting", "rounds=1")
+    page.goto(link)
+    said = click_to_the_end(page)
+    assert said and all(s.startswith("You ") for s in said), said
+    assert any(s.startswith("You chose row ") for s in said), said
+    page.wait_for_selector("[data-testid=result]")
+    for gone in ("prompt", "notice", "clock", "status"):
+        assert page.locator(f"[data-testid={gone}]").count() == 0, gone
+    text = page.inner_text("main")
+    assert "You played" not in text and "You chose" not in text and "Waiting" not in text
+    assert "Match finished: you placed " in page.inner_text("[data-testid=result]")
