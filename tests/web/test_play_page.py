@@ -275,6 +275,42 @@ def click_to_the_end(page: Any) -> list[str]:
          page.locator("[data-testid=hand] button:not([disabled])")).first.click()
 
 
+SEAT_NAMES = """() => [...document.querySelectorAll('[data-testid=seats] tbody tr')]
+    .map((r) => r.children[0].textContent)"""
+"""The names in the first column of the page's seats table."""
+
+
+def test_two_seats_of_one_house_bot_have_two_names(
+        web: ServerProcess, page: Any, browser: Any) -> None:  # noqa: F811
+    """The play button's 6 nimmt! match seats two greedy house bots: they are ``greedy``
+    and ``greedy-2`` in the API, on the play page, in the live view, in the result and in
+    the replay, never two seats of one name."""
+    page.goto(web.http + "/")
+    page.click("[data-testid=play-button][data-game=six_nimmt]")
+    page.wait_for_url("**/play/*")
+    match_id = page.url.rsplit("/", 1)[1]
+    names = ["human", "greedy", "greedy-2", "random"]
+    assert httpx.get(f"{web.http}/api/matches/{match_id}").json()["seats"] == names
+    page.wait_for_selector("body[data-state=deciding]")
+    assert page.evaluate(SEAT_NAMES) == ["you", *names[1:]]
+    spectator = browser.new_page()
+    try:
+        spectator.goto(f"{web.http}/#/match/{match_id}")
+        spectator.wait_for_selector("[data-testid=live] [data-testid=seats] tbody tr")
+        assert spectator.evaluate(SEAT_NAMES) == ["human (person)", *names[1:]]
+        assert "greedy, greedy-2, random" in spectator.inner_text("main")
+    finally:
+        spectator.close()
+    click_to_the_end(page)
+    result = page.inner_text("[data-testid=result]")
+    assert all(f"{name} " in result for name in ["you", *names[1:]]), result
+    replay = replays.loads(httpx.get(f"{web.http}/api/matches/{match_id}/replay").text)[0]
+    assert [seat["name"] for seat in replay["seats"]] == names
+    page.goto(f"{web.http}/#/match/{match_id}")
+    page.wait_for_selector("[data-testid=replay] [data-testid=seats] tbody tr")
+    assert page.evaluate(SEAT_NAMES) == ["human (person)", *names[1:]]
+
+
 def test_the_result_replaces_the_prompt_when_the_match_ends(
         web: ServerProcess, page: Any) -> None:  # noqa: F811
     """While the match runs, the page confirms each answer ("You played 12.", "You chose
