@@ -1,7 +1,8 @@
 """A person plays a seat in a real headless Chromium against a real server's house bots: a
 full 6 nimmt! match by clicks, with a row choice the deal forces; a clock that runs out and
 the referee's default action, shown on the page and in the match log; and the web page's
-"play against the bots" button, then a No Thanks! match by keys. The seat token never shows:
+"play against the bots" button, then a No Thanks! match by keys; two seats of one house bot
+under two names; the result alone once the match is over. The seat token never shows:
 not in the address bar after the page opens, not in any public answer, not in the server's
 log. Each play page works at 390 px wide without scrolling sideways, passes axe-core with no
 serious or critical violation and logs no console error; screenshots at 1280 and 390 px go
