@@ -6,6 +6,7 @@ on the big screen."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,15 @@ import pytest
 
 from tests.ladder_helpers import LadderBot, LadderServer
 from tests.serving import ServerProcess, db_url
+from tests.vocabulary import LEADERBOARD_WORDS, STANDINGS_WORDS
 from tests.web.test_web import HttpSeats, played
 from tests.web.test_web_pages import axe, browser, page  # noqa: F401
 
 pytestmark = pytest.mark.timeout(300)
+
+HEADERS = """(body) => [...document.querySelector(body).closest('table')
+    .querySelectorAll('thead th')].map((th) => th.textContent)"""
+"""The column headers of the table whose body is ``body``."""
 
 UNBROKEN = """(selector) => [...document.querySelectorAll(selector)]
     .filter(e => e.getClientRects().length > 1).map(e => e.textContent)"""
@@ -38,7 +44,8 @@ def test_badges_and_match_ids_stay_whole_at_1280_px(
         tmp_path: Path, stop_all: list[LadderBot | LadderServer],
         page: Any) -> None:  # noqa: F811
     """At 1280 px, on the match list and on a tournament's page (seven columns), no status
-    badge ("finished") and no match id is broken across lines."""
+    badge ("finished") and no match id is broken across lines; the standings' columns say
+    what ``bullring tournament`` says (score per round, vs field...)."""
     server = LadderServer(db_url(tmp_path), ["--ladder", "six_nimmt", "--ladder-setting",
                                              "six_nimmt:rounds=1"]).start()
     stop_all.append(server)
@@ -65,6 +72,8 @@ def test_badges_and_match_ids_stay_whole_at_1280_px(
         page.goto(f"{server.http}/?refresh=60000#/tournament/{tid}")
         page.wait_for_selector("[data-testid=tournament-games] tr[data-status=finished] "
                                "a[href^='#/match/']")
+        assert page.evaluate(HEADERS, "[data-testid=standings]") == ["Place", "Bot",
+                                                                     *STANDINGS_WORDS]
         assert page.evaluate(UNBROKEN, "[data-testid=status]") == []
         assert page.evaluate(UNBROKEN, "a[href^='#/match/']") == []
         page.goto(f"{server.http}/?refresh=60000#/")
@@ -145,13 +154,13 @@ the card's inside (its box within its border), and each card's number and count 
 EVERY_CARD = list(range(1, 105))
 
 
-def every_card_fits(page: Any, cards: str, marks: str) -> None:
+def every_card_fits(shown: Any, cards: str, marks: str) -> None:
     """Each card of 6 nimmt! is on the page once per place it is shown, with its bullheads
     (55 has seven) all inside it, at 390 and 1280 px."""
     for width in (390, 1280):
-        page.set_viewport_size({"width": width, "height": 900})
-        page.wait_for_function(f"() => window.innerWidth === {width}")
-        found = page.evaluate(SPILLED, [cards, marks])
+        shown.set_viewport_size({"width": width, "height": 900})
+        shown.wait_for_function(f"() => window.innerWidth === {width}")
+        found = shown.evaluate(SPILLED, [cards, marks])
         numbers = sorted({card for card, _ in found["cards"]})
         assert numbers == EVERY_CARD, numbers
         assert dict(found["cards"])[55] == 7
@@ -222,7 +231,8 @@ def test_the_leaderboard_takes_two_lines_a_bot_on_a_phone(
         tmp_path: Path, page: Any) -> None:  # noqa: F811
     """On a 390 x 844 phone a leaderboard row takes at most two lines, with all six of its
     facts shown (place, bot, version, games, rating, skill interval), so eight bots fit on
-    one screen; at 1280 px it stays a table, one line a bot."""
+    one screen; at 1280 px it stays a table, one line a bot, whose columns say what
+    ``bullring leaderboard`` says (rating, skill interval ``43.15 ± 11.70``)."""
     server = LadderServer(db_url(tmp_path), EIGHT).start()
     try:
         page.set_viewport_size({"width": 390, "height": 844})
@@ -231,13 +241,20 @@ def test_the_leaderboard_takes_two_lines_a_bot_on_a_phone(
         rows = page.evaluate(BOARD_LINES)
         assert all(r["lines"] <= 2 and r["cells"] == 6 for r in rows), rows
         assert rows[-1]["bottom"] - rows[0]["top"] <= 844, rows
-        page.evaluate("document.querySelector('[data-testid=leaderboard-rows] tr').scrollIntoView()")
+        page.evaluate("document.querySelector('[data-testid=leaderboard-rows] tr')"
+                      ".scrollIntoView()")
         shown = page.evaluate(f"() => ({BOARD_LINES})().filter((r) => r.top >= -1 && "
                               f"r.bottom <= window.innerHeight + 1).length")
         assert shown >= 8
         page.set_viewport_size({"width": 1280, "height": 900})
         page.wait_for_function("() => window.innerWidth === 1280")
         assert all(r["lines"] == 1 for r in page.evaluate(BOARD_LINES))
+        assert page.evaluate(HEADERS, "[data-testid=leaderboard-rows]") == ["#", "Bot",
+                                                                            *LEADERBOARD_WORDS]
+        intervals = page.evaluate("() => [...document.querySelectorAll("
+                                  "'[data-testid=leaderboard-rows] tr[data-bot]')]"
+                                  ".map((r) => r.lastChild.textContent)")
+        assert all(re.fullmatch(r"-?\d+\.\d\d ± \d+\.\d\d", i) for i in intervals), intervals
     finally:
         page.goto("about:blank")  # stop the page's refreshes before its server goes
         server.stop()
