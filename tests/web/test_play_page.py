@@ -258,22 +258,22 @@ def test_the_play_button_seats_a_person_at_no_thanks_played_by_keys(
     assert len(mine) == presses and not any(e["default"] for e in mine)
 
 
-def click_to_the_end(page: Any) -> list[str]:
+def click_to_the_end(shown: Any) -> list[str]:
     """Answer each decision with its first choice (a row, else a card) until the match is
     over; return what the page said of each answer once the next decision came."""
-    said = []
+    said: list[str] = []
     decision = ""
     while True:
-        page.wait_for_function(NEXT, arg=decision)
-        if page.evaluate(STATE) == "ended":
+        shown.wait_for_function(NEXT, arg=decision)
+        if shown.evaluate(STATE) == "ended":
             return said
-        notice = page.locator("[data-testid=notice]")
+        notice = shown.locator("[data-testid=notice]")
         if notice.count():
             said.append(notice.inner_text())
-        decision = page.evaluate("document.body.dataset.decision")
-        rows = page.locator("[data-testid=row-button]:not([disabled])")
+        decision = shown.evaluate("document.body.dataset.decision")
+        rows = shown.locator("[data-testid=row-button]:not([disabled])")
         (rows if rows.count() else
-         page.locator("[data-testid=hand] button:not([disabled])")).first.click()
+         shown.locator("[data-testid=hand] button:not([disabled])")).first.click()
 
 
 SEAT_NAMES = """() => [...document.querySelectorAll('[data-testid=seats] tbody tr')]
