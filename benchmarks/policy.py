@@ -20,6 +20,7 @@ sys.path.append(str(Path(__file__).resolve().parent.parent))  # after installed 
 
 from bullring.sdk import arena
 from bullring.sdk.examples import linear_policy
+from bullring.sdk.standings import SCORE_LABEL
 
 
 def main() -> None:
@@ -42,7 +43,7 @@ def main() -> None:
         config = arena.ArenaConfig("six_nimmt", (spec, "random"), args.games, seed=1)
         table = arena.standings(arena.run(config))
     print(f"arena, {args.games} games at 2 seats, seed 1:")
-    print(arena.format_table(table, "penalty/round ± 95%"))
+    print(arena.format_table(table, f"{SCORE_LABEL} ± 95%"))
 
 
 if __name__ == "__main__":

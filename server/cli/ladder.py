@@ -19,6 +19,11 @@ from bullring.server.cli import options
 from bullring.server.cli.access import LadderAccess, access
 
 STATUSES = ("created", "running", "finished", "aborted")
+
+RATING_LABEL = "rating"
+"""The leaderboard's rating, mu - 3 sigma (``ordinal`` in JSON), as the web page names it."""
+INTERVAL_LABEL = "skill interval (μ ± 3σ)"
+"""The leaderboard's mu ± 3 sigma, as the web page names and writes it (``43.15 ± 11.70``)."""
 """A match's statuses, as ``--status`` names them."""
 
 
@@ -67,13 +72,13 @@ def _leaderboard(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(entries, indent=2))
         return 0
-    print(f"{args.game} leaderboard (ordered by mu - 3 sigma)")
-    print(f"{'#':>3} {'bot':<24} {'ver':>3} {'games':>6} {'mu':>7} {'mu ± 3 sigma':>20} "
-          f"{'ordinal':>8}")
+    print(f"{args.game} leaderboard (best first by {RATING_LABEL}, μ - 3σ)")
+    print(f"{'#':>3} {'bot':<24} {'version':>7} {'games':>6} {RATING_LABEL:>8} "
+          f"{INTERVAL_LABEL:>24}")
     for place, e in enumerate(entries, 1):
-        interval = f"{e['mu'] - 3 * e['sigma']:.1f} .. {e['mu'] + 3 * e['sigma']:.1f}"
-        print(f"{place:>3} {e['bot']:<24} {e['version']:>3} {e['games']:>6} {e['mu']:>7.2f} "
-              f"{interval:>20} {e['ordinal']:>8.2f}")
+        interval = f"{e['mu']:.2f} ± {3 * e['sigma']:.2f}"
+        print(f"{place:>3} {e['bot']:<24} {e['version']:>7} {e['games']:>6} "
+              f"{e['ordinal']:>8.2f} {interval:>24}")
     if not entries:
         print("    (no rated bot yet)")
     return 0

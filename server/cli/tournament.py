@@ -21,7 +21,7 @@ import time
 
 from bullring import commandline as cli
 from bullring.sdk.cli import tournament as tournament_cli
-from bullring.sdk.standings import Standing, score_label, standings_lines
+from bullring.sdk.standings import SCORE_LABEL, Standing, standings_lines
 from bullring.server.cli import options
 from bullring.server.cli.access import LadderAccess, Row, access
 
@@ -140,7 +140,7 @@ def report(row: Row) -> str:
     lines = [f"{row['game']} {row['format']} tournament {row['tournament_id']}: "
              f"{row['status']}, {row['played']} of {row['total']} games played, tables of "
              f"{row['seats']}",
-             f"(lower {score_label(row['game'])} is better; vs field = own minus "
+             f"(lower {SCORE_LABEL} is better; vs field = own minus "
              f"table-mates' mean, per {units}; ± is a 95% interval)"]
     lines += standings_lines([Standing.from_json(s) for s in row["standings"]], row["game"])
     if not row["standings"]:

@@ -61,6 +61,19 @@ def human_names(humans: Collection[int]) -> dict[int, str]:
     return {seat: f"{HUMAN_NAME}{seat}" for seat in humans}
 
 
+def house_seat_names(house: Mapping[int, str]) -> dict[int, str]:
+    """The names of the house seats ``house`` (seat: kind of house bot): the kind, and for
+    a kind seated again ``-2``, ``-3``... in seat order (``greedy``, ``greedy-2``), as the
+    ladder names its house bots, so every page and replay tells two seats apart."""
+    seen: dict[str, int] = {}
+    names = {}
+    for seat in sorted(house):
+        kind = house[seat]
+        seen[kind] = seen.get(kind, 0) + 1
+        names[seat] = kind + (f"-{seen[kind]}" if seen[kind] > 1 else "")
+    return names
+
+
 HUMAN_DEADLINE_MS = 30_000
 """The deadline of each decision in a match with a person's seat, unless its settings say
 otherwise: time for a person to read the table and click (a bot's default is 1000 ms)."""
@@ -84,9 +97,9 @@ def create_match(store: Store, game: str, seats: int, settings: Mapping[str, str
     Without ``seed``, the match deals from a fresh random one (stored, shown in its replay
     once it has ended). A person plays each seat of ``humans``: it is named so
     (``human_names``), and the match's deadline is HUMAN_DEADLINE_MS unless ``settings``
-    give one; other seats without a house bot are ``seatN``. With ``caps`` (a match made
-    without the admin token), a table or a setting above its cap is refused
-    (SettingOverCapError)."""
+    give one; a house seat is named by ``house_seat_names``, any other ``seatN``. With
+    ``caps`` (a match made without the admin token), a table or a setting above its cap is
+    refused (SettingOverCapError)."""
     if seed is None:
         seed = fresh_seed()
     house = dict(house or {})
@@ -110,8 +123,8 @@ def create_match(store: Store, game: str, seats: int, settings: Mapping[str, str
         raise MatchSetupError(str(exc)) from exc
     if caps is not None:
         caps.check(seats, state.settings)
-    given = human_names(people)
-    seat_names = tuple(house.get(s, given.get(s, f"seat{s}")) for s in range(seats))
+    given = {**human_names(people), **house_seat_names(house)}
+    seat_names = tuple(given.get(s, f"seat{s}") for s in range(seats))
     match_id, tokens = store.create_match(spec.id, state.settings, seed, seat_names, house,
                                           people)
     return CreatedMatch(match_id, spec.id, seat_names, tuple(tokens), house, tuple(people))

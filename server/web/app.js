@@ -88,6 +88,19 @@ function nimmtCard(card, isNew) {
            srOnly(` (${n} bullhead${n > 1 ? "s" : ""}${isNew ? ", just played" : ""})`));
 }
 
+/** A large card for the big screen (tv.js): 6 nimmt! with its bullheads, No Thanks! its
+ * number alone. */
+function bigCard(card, game) {
+  if (game !== "six_nimmt") {
+    return h("span", {class: "tvcard", "data-card": card}, h("span", {class: "num"}, card));
+  }
+  const n = bullheads(card);
+  return h("span", {class: `tvcard b${n}`, "data-card": card},
+    h("span", {class: "num"}, card),
+    h("span", {class: "heads", "aria-hidden": "true"}, "•".repeat(n)),
+    h("span", {class: "sr-only"}, ` (${n} bullhead${n > 1 ? "s" : ""})`));
+}
+
 function plainCard(card) {
   return h("span", {class: "card", "data-card": card}, String(card));
 }
@@ -127,8 +140,8 @@ function botLink(name, bot, human) {
 
 /** A table that stacks into labelled lines on a narrow screen. */
 function table(label, headers, rows, attrs) {
-  const {body, ...rest} = attrs || {};
-  return h("table", {class: "stack", ...rest},
+  const {body, class: more, ...rest} = attrs || {};
+  return h("table", {class: more ? `stack ${more}` : "stack", ...rest},
     h("caption", {class: "sr-only"}, label),
     h("thead", {}, h("tr", {}, headers.map(([text, cls]) =>
       h("th", {scope: "col", class: cls}, text)))),
@@ -227,7 +240,7 @@ function renderHome(view) {
     h("h2", {id: "lb-title"}, "Leaderboard"),
     h("div", {class: "toolbar"}, labelled("Game", gamePick),
       h("span", {class: "muted", "data-testid": "leaderboard-updated"}, "")),
-    table("Leaderboard", LEADERBOARD, [], {body: "leaderboard-rows"}));
+    table("Leaderboard", LEADERBOARD, [], {body: "leaderboard-rows", class: "board"}));
   const matches = h("section", {class: "panel", id: "matches", "aria-labelledby": "m-title"},
     h("h2", {id: "m-title"}, "Matches"),
     h("div", {class: "toolbar filters"}, labelled("Bot", botPick), labelled("Game", filterGame),
@@ -280,8 +293,10 @@ function playPanel() {
     said);
 }
 
-const LEADERBOARD = [["#", "num"], ["Bot"], ["Version", "num"], ["Games", "num"],
-                     ["Rating", "num"], ["Skill interval (μ ± 3σ)", "num"]];
+// The second word of each column's class places its cell on a phone (style.css, .board).
+const LEADERBOARD = [["#", "num rank"], ["Bot", "bot"], ["Version", "num version"],
+                     ["Games", "num games"], ["Rating", "num rating"],
+                     ["Skill interval (μ ± 3σ)", "num interval"]];
 const MATCH_COLUMNS = [["Match"], ["Game"], ["Status"], ["Seats"], ["Totals"], ["Created"]];
 
 async function refreshLeaderboard() {

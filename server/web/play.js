@@ -266,8 +266,7 @@ function tickClock() {
 
 function statusPanel() {
   let prompt;
-  if (play.ended) prompt = "The match is over.";
-  else if (play.closed) prompt = play.closed;
+  if (play.closed) prompt = play.closed;
   else if (!play.pub) prompt = "Joining your seat…";
   else if (play.decision && play.sent === play.decision.decision_id) {
     prompt = play.accepted === play.decision.decision_id
@@ -409,9 +408,9 @@ function draw() {
   const title = h("h1", {}, `${gameName(play.game || "")} · match ${play.matchId}`,
     play.game && !play.rated ? h("span", {class: "muted", "data-testid": "unrated"},
                                  " unrated") : null);
-  const parts = [title];
-  if (play.ended) parts.push(resultPanel());
-  parts.push(statusPanel());
+  // Once the match is over, its result takes the place of the prompt, the clock and the
+  // word on the last decision, which no longer hold.
+  const parts = [title, play.ended ? resultPanel() : statusPanel()];
   if (play.pub) {
     parts.push(h("section", {class: "panel", "aria-label": "the table"},
       play.game === "six_nimmt" ? sixNimmtTable() : noThanksTable()));

@@ -10,7 +10,7 @@
 // Keys: n or → next, space pause, + and − speed. The page tells tests (and anyone) what it
 // shows through attributes on <main> (data-phase, data-match, data-steps, ...) and events
 // on document: tv:game-start, tv:step, tv:game-end, tv:standings, tv:final.
-// Helpers (h, api, bullheads, liveState, applyPublic, typedEvent, ...) come from app.js.
+// Helpers (h, api, bigCard, liveState, applyPublic, typedEvent, ...) come from app.js.
 "use strict";
 
 (() => {
@@ -163,18 +163,6 @@
   }
 
   // -- cards that come and go ------------------------------------------------------------
-
-  /** A large card: 6 nimmt! with its bullheads, No Thanks! its number alone. */
-  function bigCard(card, game) {
-    if (game !== "six_nimmt") {
-      return h("span", {class: "tvcard", "data-card": card}, h("span", {class: "num"}, card));
-    }
-    const n = bullheads(card);
-    return h("span", {class: `tvcard b${n}`, "data-card": card},
-      h("span", {class: "num"}, card),
-      h("span", {class: "heads", "aria-hidden": "true"}, "•".repeat(n)),
-      h("span", {class: "sr-only"}, ` (${n} bullhead${n > 1 ? "s" : ""})`));
-  }
 
   /** Let ``el`` come in: it starts as .enter and moves to its place (a CSS transition). */
   function enter(el) {

@@ -15,6 +15,7 @@ from bullring.server.cli import main as server_cli
 from tests.ladder_helpers import LadderServer
 from tests.serving import db_url, finish
 from tests.unit.test_cli import leaves
+from tests.vocabulary import LEADERBOARD_WORDS, RETIRED_WORDS, interval
 
 ONE_MATCH = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
              "--table-size", "six_nimmt=4", "--house-bots", "random,random,greedy,random",
@@ -95,7 +96,8 @@ def test_reads_agree_local_and_remote(capsys: pytest.CaptureFixture[str],
                                       played: tuple[LadderServer, str],
                                       tmp_path: Path) -> None:
     """bots list, leaderboard, matches (with filters) and replay export (one match, and
-    --all) print the same thing from the database and from the server."""
+    --all) print the same thing from the database and from the server; the leaderboard's
+    columns and numbers are the web page's (rating, skill interval ``43.15 ± 11.70``)."""
     server, admin = played
     local, remote = both(capsys, server, admin, "leaderboard", "--game", "six_nimmt", "--json")
     board = json.loads(local)
@@ -105,6 +107,11 @@ def test_reads_agree_local_and_remote(capsys: pytest.CaptureFixture[str],
     assert all(row["games"] == 1 for row in board)
     local, remote = both(capsys, server, admin, "leaderboard", "--game", "six_nimmt")
     assert local == remote and "house-greedy" in local
+    header, *lines = local.splitlines()[1:]
+    assert all(word.lower() in header for word in LEADERBOARD_WORDS), header
+    assert not any(word in local for word in RETIRED_WORDS), local
+    for row, line in zip(board, lines, strict=True):  # the page's numbers, as the page writes them
+        assert line.endswith(f" {row['ordinal']:.2f} {interval(row['mu'], row['sigma']):>24}")
     local, remote = both(capsys, server, admin, "bots", "list", "--json")
     assert local == remote and len(json.loads(local)) == 4
     local, remote = both(capsys, server, admin, "matches", "--json")

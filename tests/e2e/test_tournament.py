@@ -18,6 +18,7 @@ from bullring.sdk import standings as stats
 from bullring.sdk import tournament
 from bullring.sdk.tournament import TournamentConfig
 from bullring.server.cli.main import main
+from tests.vocabulary import RETIRED_WORDS, STANDINGS_WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,8 +111,9 @@ def test_duplicate_narrows_the_interval_between_close_bots() -> None:
 
 
 def test_cli_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
-    """The report prints as an aligned table (one row per bot, columns under the header)
-    and as JSON with the plan and each bot's figures and intervals; greedy ranks first."""
+    """The report prints as an aligned table (one row per bot, columns under the header, in
+    the web page's words: score per round, vs field...) and as JSON with the plan and each
+    bot's figures and intervals; greedy ranks first."""
     args = ["--game", "six_nimmt", "--format", "duplicate", "--games", "40", "--seed", "3",
             "greedy", "random", "random"]
     assert main(["tournament", *args]) == 0
@@ -122,7 +124,9 @@ def test_cli_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(rule) == {"-"} and len(rule) == len(header)
     assert rows[0].split()[0] == "greedy"
     assert sorted(r.split()[0] for r in rows) == ["greedy", "random", "random#2"]
-    for column in ("games", "win share", "vs field ±", "mean rank"):
+    assert all(word.lower() in header for word in STANDINGS_WORDS), header
+    assert not any(word in "\n".join(out) for word in RETIRED_WORDS), out
+    for column in ("games", "win share", "score per round ±", "vs field ±", "mean rank"):
         end = header.index(column) + len(column)
         assert all(r[end - 1] != " " and (len(r) == end or r[end] == " ") for r in rows)
     data = _report(capsys, *args)

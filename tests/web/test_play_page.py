@@ -1,7 +1,8 @@
 """A person plays a seat in a real headless Chromium against a real server's house bots: a
 full 6 nimmt! match by clicks, with a row choice the deal forces; a clock that runs out and
 the referee's default action, shown on the page and in the match log; and the web page's
-"play against the bots" button, then a No Thanks! match by keys. The seat token never shows:
+"play against the bots" button, then a No Thanks! match by keys; two seats of one house bot
+under two names; the result alone once the match is over. The seat token never shows:
 not in the address bar after the page opens, not in any public answer, not in the server's
 log. Each play page works at 390 px wide without scrolling sideways, passes axe-core with no
 serious or critical violation and logs no console error; screenshots at 1280 and 390 px go
@@ -255,3 +256,76 @@ def test_the_play_button_seats_a_person_at_no_thanks_played_by_keys(
     replays.verify(replay)
     mine = [e for e in replay["events"] if e["type"] == "answer" and e["seat"] == 0]
     assert len(mine) == presses and not any(e["default"] for e in mine)
+
+
+def click_to_the_end(shown: Any) -> list[str]:
+    """Answer each decision with its first choice (a row, else a card) until the match is
+    over; return what the page said of each answer once the next decision came."""
+    said: list[str] = []
+    decision = ""
+    while True:
+        shown.wait_for_function(NEXT, arg=decision)
+        if shown.evaluate(STATE) == "ended":
+            return said
+        notice = shown.locator("[data-testid=notice]")
+        if notice.count():
+            said.append(notice.inner_text())
+        decision = shown.evaluate("document.body.dataset.decision")
+        rows = shown.locator("[data-testid=row-button]:not([disabled])")
+        (rows if rows.count() else
+         shown.locator("[data-testid=hand] button:not([disabled])")).first.click()
+
+
+SEAT_NAMES = """() => [...document.querySelectorAll('[data-testid=seats] tbody tr')]
+    .map((r) => r.children[0].textContent)"""
+"""The names in the first column of the page's seats table."""
+
+
+def test_two_seats_of_one_house_bot_have_two_names(
+        web: ServerProcess, page: Any, browser: Any) -> None:  # noqa: F811
+    """The play button's 6 nimmt! match seats two greedy house bots: they are ``greedy``
+    and ``greedy-2`` in the API, on the play page, in the live view, in the result and in
+    the replay, never two seats of one name."""
+    page.goto(web.http + "/")
+    page.click("[data-testid=play-button][data-game=six_nimmt]")
+    page.wait_for_url("**/play/*")
+    match_id = page.url.rsplit("/", 1)[1]
+    names = ["human", "greedy", "greedy-2", "random"]
+    assert httpx.get(f"{web.http}/api/matches/{match_id}").json()["seats"] == names
+    page.wait_for_selector("body[data-state=deciding]")
+    assert page.evaluate(SEAT_NAMES) == ["you", *names[1:]]
+    spectator = browser.new_page()
+    try:
+        spectator.goto(f"{web.http}/#/match/{match_id}")
+        spectator.wait_for_selector("[data-testid=live] [data-testid=seats] tbody tr")
+        assert spectator.evaluate(SEAT_NAMES) == ["human (person)", *names[1:]]
+        assert "greedy, greedy-2, random" in spectator.inner_text("main")
+    finally:
+        spectator.close()
+    click_to_the_end(page)
+    result = page.inner_text("[data-testid=result]")
+    assert all(f"{name} " in result for name in ["you", *names[1:]]), result
+    replay = replays.loads(httpx.get(f"{web.http}/api/matches/{match_id}/replay").text)[0]
+    assert [seat["name"] for seat in replay["seats"]] == names
+    page.goto(f"{web.http}/#/match/{match_id}")
+    page.wait_for_selector("[data-testid=replay] [data-testid=seats] tbody tr")
+    assert page.evaluate(SEAT_NAMES) == ["human (person)", *names[1:]]
+
+
+def test_the_result_replaces_the_prompt_when_the_match_ends(
+        web: ServerProcess, page: Any) -> None:  # noqa: F811
+    """While the match runs, the page confirms each answer ("You played 12.", "You chose
+    row 3."); once it has ended, the page shows the result in their place: no prompt, no
+    clock and no word on the last answer is left standing."""
+    seed, _ = forced_row_choice_seed()
+    _, _, link = human_match(web, "--seed", str(seed), "--setting", "rounds=1")
+    page.goto(link)
+    said = click_to_the_end(page)
+    assert said and all(s.startswith("You ") for s in said), said
+    assert any(s.startswith("You chose row ") for s in said), said
+    page.wait_for_selector("[data-testid=result]")
+    for gone in ("prompt", "notice", "clock", "status"):
+        assert page.locator(f"[data-testid={gone}]").count() == 0, gone
+    text = page.inner_text("main")
+    assert "You played" not in text and "You chose" not in text and "Waiting" not in text
+    assert "Match finished: you placed " in page.inner_text("[data-testid=result]")

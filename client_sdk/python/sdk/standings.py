@@ -123,14 +123,15 @@ def _width(ci: float, spec: str) -> str:
     return format(ci, spec) if math.isfinite(ci) else "n/a"
 
 
-def score_label(game: str) -> str:
-    """What a game's score per round is called in the standings."""
-    return "penalty/round" if game == "six_nimmt" else "score/round"
+SCORE_LABEL = "score per round"
+"""What the standings call a bot's mean score per round (6 nimmt!'s penalty points, No
+Thanks!'s score; lower is better in both), in the words of the web page's "Score per
+round"."""
 
 
 def standings_lines(table: Sequence[Standing], game: str) -> list[str]:
     """``table`` as an aligned text table: a header, a rule, one line per bot."""
-    score = score_label(game)
+    score = SCORE_LABEL
     width = max([3, *(len(s.bot) for s in table)]) + 2
     header = (f"{'bot':<{width}}{'games':>7}{'win share':>16}{score + ' ±':>20}"
               f"{'vs field ±':>20}{'mean rank':>11}")

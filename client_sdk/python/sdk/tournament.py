@@ -43,7 +43,13 @@ from bullring.sdk.arena import (
     seating,
 )
 from bullring.sdk.errors import BotFailedError, TournamentError, UnknownBotError
-from bullring.sdk.standings import Standing, TableGame, score_label, standings, standings_lines
+from bullring.sdk.standings import (
+    SCORE_LABEL,
+    Standing,
+    TableGame,
+    standings,
+    standings_lines,
+)
 
 FORMATS = ("round-robin", "duplicate")
 """The tournament formats: every table of entrants plays, or the same deals with seats rotated."""
@@ -218,7 +224,7 @@ def report(config: TournamentConfig, played: Sequence[TableGame]) -> Report:
 
 def format_report(rep: Report) -> str:
     """The report as a heading and an aligned text table."""
-    score = score_label(rep.game)
+    score = SCORE_LABEL
     units = "deals" if rep.format == "duplicate" else "games"
     plan = (f"{rep.deals_per_table} deals x {rep.seats} rotations"
             if rep.format == "duplicate" else f"{rep.games_per_table} games")

@@ -20,16 +20,21 @@ class GameInfo(BaseModel):
     max_seats: int
 
 
+MU = "the skill's mean, μ: the middle of the skill interval μ ± 3σ"
+SIGMA = "the skill's uncertainty, σ: the skill interval is μ ± 3σ"
+RATING = "the rating, μ - 3σ: what the leaderboard orders by"
+
+
 class LeaderboardRow(BaseModel):
-    """One bot version on a ladder; ``ordinal`` (a conservative rating) orders the table."""
+    """One bot version on a ladder; its rating (``ordinal``) orders the table."""
 
     rank: int
     bot: str
     version: int
     games: int
-    mu: float
-    sigma: float
-    ordinal: float
+    mu: float = Field(description=MU)
+    sigma: float = Field(description=SIGMA)
+    ordinal: float = Field(description=RATING)
 
     @classmethod
     def of(cls, rank: int, entry: LeaderboardEntry) -> LeaderboardRow:
@@ -136,9 +141,9 @@ class BotRating(BaseModel):
     game: str
     rank: int = Field(description="place on the leaderboard, 1 = best")
     games: int = Field(description="rated games played")
-    mu: float
-    sigma: float
-    ordinal: float = Field(description="mu - 3 sigma: what the leaderboard orders by")
+    mu: float = Field(description=MU)
+    sigma: float = Field(description=SIGMA)
+    ordinal: float = Field(description=RATING)
 
 
 class RatingPoint(BaseModel):
@@ -150,9 +155,9 @@ class RatingPoint(BaseModel):
     rank: int = Field(description="its place in the match, 1 = best")
     mu_before: float
     sigma_before: float
-    mu: float = Field(description="mean after the match")
-    sigma: float = Field(description="uncertainty after the match")
-    ordinal: float = Field(description="mu - 3 sigma after the match")
+    mu: float = Field(description="the skill's mean, μ, after the match")
+    sigma: float = Field(description="the skill's uncertainty, σ, after the match")
+    ordinal: float = Field(description="the rating, μ - 3σ, after the match")
     recorded_at: datetime
 
 

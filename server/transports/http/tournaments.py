@@ -82,8 +82,8 @@ class TournamentPage(TournamentSummary):
 
     forfeited: list[str]
     standings: list[dict[str, Any]] = Field(
-        description="best first: bot, games, units, win_share(_ci95), mean_score(_ci95), "
-                    "vs_field(_ci95), mean_rank, forfeited")
+        description="best first: bot, games, units, win_share(_ci95), mean_score(_ci95) "
+                    "(the score per round), vs_field(_ci95), mean_rank, forfeited")
     schedule_offset: int = Field(description="the place in the whole schedule of the first "
                                              "game of `schedule`")
     schedule: list[dict[str, Any]] = Field(

@@ -42,6 +42,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     """Run ``bullring arena``: play the games, print the standings; return the exit status."""
     from bullring.referee.registry import get_game
     from bullring.sdk import arena
+    from bullring.sdk.standings import SCORE_LABEL
 
     settings = cli.game_settings(args.game, args.setting)
     bots = tuple(args.bots)
@@ -53,7 +54,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     show = sys.stderr.isatty() and args.games >= 100
     outcomes = arena.run(config, args.workers, arena.progress_bar() if show else None)
     table = arena.standings(outcomes)
-    score_name = "penalty/round ± 95%" if spec.id == "six_nimmt" else "score/round ± 95%"
+    score_name = f"{SCORE_LABEL} ± 95%"
     if args.json:
         print(json.dumps([{k: getattr(s, k) for k in s.__slots__} for s in table], indent=2))
         return 0
