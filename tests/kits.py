@@ -20,7 +20,7 @@ import pytest
 
 from bullring.referee.replay import verify
 from bullring.server.store import Store
-from tests.ladder_helpers import LadderBot, LadderServer, Lines, wait_until
+from tests.ladder_helpers import YOU, LadderBot, LadderServer, Lines, wait_until
 from tests.serving import ServerProcess, db_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -203,6 +203,21 @@ def http_replay(server: ServerProcess, match_id: str) -> dict[str, Any]:
     return replay
 
 
+def check_ended_line(server: ServerProcess, bot: LadderBot, match_id: str, seat: int) -> None:
+    """The line ``bot`` printed at ``match_id``'s end says what ``GET /api/matches/{id}``
+    says: every seat's totals and ranks, then ``seat`` as its own (``; you (seat N): total T,
+    rank R``, the Python SDK's words) with that seat's total and rank."""
+    response = httpx.get(f"{server.http}/api/matches/{match_id}", timeout=30)
+    response.raise_for_status()
+    info = response.json()
+    line = bot.line_of(match_id)
+    assert f" ended: totals {info['totals']} ranks {info['ranks']} (" in line, (line, info)
+    you = YOU.search(line)
+    assert you is not None, line
+    assert tuple(int(part) for part in you.groups()) == (
+        seat, info["totals"][seat], info["ranks"][seat]), (line, info)
+
+
 def check_commented(kit: Kit, replay: dict[str, Any], seat: int) -> None:
     """Every answer of ``seat`` in ``replay`` carries one of the starter bot's comments."""
     said = [answer.get("comment") for answer in seat_events(replay, seat, "answer")]
@@ -239,6 +254,7 @@ def check_ladder_play(rig: KitRig, matches: int = 2) -> None:
             verify(replay)
             assert replay["game"] == game and replay["termination"] == "normal"
             seat = my_seat(replay, bot.name)
+            check_ended_line(rig.server, bot, match_id, seat)
             assert not seat_events(replay, seat, "timeout"), f"{match_id}: a timeout\n{err}"
             answers = seat_events(replay, seat, "answer")
             assert answers and not any(a["default"] for a in answers)
@@ -262,6 +278,7 @@ def check_a_throw_falls_to_the_default(rig: KitRig, name: str, throwing: LadderB
     replay = Store(rig.server.db).replay(match_id)
     verify(replay)
     seat = my_seat(replay, name)
+    check_ended_line(rig.server, throwing, match_id, seat)
     answers = [e for e in replay["events"]
                if e.get("seat") == seat and e["type"] in ("answer", "timeout")]
     kinds = [("timeout" if e["type"] == "timeout" else
@@ -294,10 +311,19 @@ def check_replaced(rig: KitRig) -> None:
             assert stop(second) == 0, second.err.text()[-3000:]
 
 
-SEAT_MATCHES = {"six_nimmt": ["--setting", "rounds=1", "--house", "1=greedy",
-                              "--house", "2=random"],
-                "no_thanks": ["--house", "1=threshold", "--house", "2=random"]}
-"""Three-seat matches beside house bots, for kits that play one seat by a seat token."""
+SEAT_MATCHES = {"six_nimmt": (["--setting", "rounds=1"], ["greedy", "random"]),
+                "no_thanks": ([], ["threshold", "random"])}
+"""Three-seat matches beside two house bots, for kits that play one seat by a seat token:
+each game's settings and its house bots, in seat order."""
+
+
+def seat_match_args(game: str, seat: int) -> list[str]:
+    """``bullring match create`` arguments of a three-seat ``SEAT_MATCHES`` match of ``game``
+    whose house bots sit at every seat but ``seat``."""
+    settings, house = SEAT_MATCHES[game]
+    others = [other for other in range(3) if other != seat]
+    return [*settings, *(arg for other, name in zip(others, house, strict=True)
+                         for arg in ("--house", f"{other}={name}"))]
 
 
 def seat_command(kit: Kit) -> str:
@@ -306,26 +332,31 @@ def seat_command(kit: Kit) -> str:
 
 
 def check_seat_play(rig: KitRig, matches: int = 2) -> None:
-    """The kit's starter bot plays ``matches`` matches of each game by seat tokens: each run
-    exits 0 at its match's end, which finished normally with every decision of its seat
-    answered by the bot (no timeout, no default) with the starter bot's comment and verifies
-    as a replay; a run waiting for its match to start exits 0 on SIGTERM."""
-    for game, args in SEAT_MATCHES.items():
+    """The kit's starter bot plays ``matches`` matches of each game by seat tokens, on seat 0
+    and seat 2 in turn: each run exits 0 at its match's end, which finished normally with
+    every decision of its seat answered by the bot (no timeout, no default) with the starter
+    bot's comment and verifies as a replay, and its line marks the token's seat as its own
+    (``check_ended_line``); a run waiting for its match to start exits 0 on SIGTERM."""
+    for game in SEAT_MATCHES:
         for number in range(matches):
-            match = rig.server.create_match(game, 3, "--seed", str(number), *args)
-            assert match.tokens[0] is not None
-            bot = rig.kit.start(rig.folder, f"seat0-{game}-{number}", rig.server,
-                                match.tokens[0], game, command=seat_command(rig.kit))
+            seat = 2 * (number % 2)
+            match = rig.server.create_match(game, 3, "--seed", str(number),
+                                            *seat_match_args(game, seat))
+            token = match.tokens[seat]
+            assert token is not None
+            bot = rig.kit.start(rig.folder, f"seat{seat}-{game}-{number}", rig.server,
+                                token, game, command=seat_command(rig.kit))
             code = finished(bot)
             assert code == 0, bot.err.text()[-3000:]
             assert bot.matches() == [(match.match_id, "normal")], bot.out.text()
+            check_ended_line(rig.server, bot, match.match_id, seat)
             replay = http_replay(rig.server, match.match_id)
             verify(replay)
             assert replay["termination"] == "normal"
-            assert not seat_events(replay, 0, "timeout"), bot.err.text()[-3000:]
-            answers = seat_events(replay, 0, "answer")
+            assert not seat_events(replay, seat, "timeout"), bot.err.text()[-3000:]
+            answers = seat_events(replay, seat, "answer")
             assert answers and not any(a["default"] for a in answers)
-            check_commented(rig.kit, replay, 0)
+            check_commented(rig.kit, replay, seat)
     waiting = rig.server.create_match("six_nimmt", 2)
     assert waiting.tokens[0] is not None
     bot = rig.kit.start(rig.folder, "waiting", rig.server, waiting.tokens[0], "six_nimmt",
@@ -339,7 +370,7 @@ def start_throwing_on_a_seat(rig: KitRig, command: str, env: dict[str, str] | No
                              ) -> tuple[str, LadderBot]:
     """Start ``command`` (a throwing bot, written as the README's run command) on seat 0 of a
     6 nimmt! match beside house bots; return the seat's name and the process."""
-    match = rig.server.create_match("six_nimmt", 3, *SEAT_MATCHES["six_nimmt"])
+    match = rig.server.create_match("six_nimmt", 3, *seat_match_args("six_nimmt", 0))
     assert match.tokens[0] is not None
     command = command.replace(" --ladder six_nimmt", "")
     return "seat0", rig.kit.start(rig.folder, "seat0", rig.server, match.tokens[0],

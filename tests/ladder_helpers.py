@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from bullring.server.store import Store
 
 ENDED = re.compile(r"^match (\w+) ended: totals \[[^\]]*\] ranks \[[^\]]*\] \((\w+)\)")
+YOU = re.compile(r"; you \(seat (\d+)\): total (-?\d+), rank (\d+)$")
+"""The end of a match's line that marks the bot's own seat, its total and its rank."""
 STARTED = re.compile(r"match (\w+) started: ")
 
 
@@ -140,6 +142,12 @@ class LadderBot:
         """(match id, termination) of every match it saw end."""
         return [(m.group(1), m.group(2)) for line in list(self.out.lines)
                 if (m := ENDED.match(line))]
+
+    def line_of(self, match_id: str) -> str:
+        """The one line it printed at ``match_id``'s end."""
+        [line] = [line for line in list(self.out.lines)
+                  if (m := ENDED.match(line)) and m.group(1) == match_id]
+        return line.rstrip("\n")
 
     def started(self) -> list[str]:
         """Ids of every match it was seated in."""

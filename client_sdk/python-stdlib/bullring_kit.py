@@ -179,6 +179,8 @@ class Runner:
         self.played = 0
         self.reached = False
         self.match_id = ""
+        self.seat = -1
+        """This bot's seat in ``match_id``, from its MatchStarted."""
         self.answered: dict[str, Answer] = {}
 
     def call(self, method: str, path: str, body: Any = None, timeout: float = 10) -> Any:
@@ -268,6 +270,7 @@ class Runner:
             if started.match_id != self.match_id:
                 self.answered.clear()
             self.match_id = started.match_id
+            self.seat = started.seat
             log.info("match %s started: %s, seat %d of %s", started.match_id, started.game,
                      started.seat, started.seat_names)
             self.hook("on_match_started", started)
@@ -283,8 +286,12 @@ class Runner:
             ended = message.match_ended
             self.played += 1
             termination = str(ended.termination).removeprefix("TERMINATION_").lower()
+            you = ""
+            if 0 <= self.seat < min(len(ended.totals), len(ended.ranks)):
+                you = (f"; you (seat {self.seat}): total {ended.totals[self.seat]}, "
+                       f"rank {ended.ranks[self.seat]}")
             print(f"match {self.match_id} ended: totals {ended.totals} ranks {ended.ranks} "
-                  f"({termination})", flush=True)
+                  f"({termination}){you}", flush=True)
             self.hook("on_match_ended", ended)
         elif message.closed is not None:
             reason = str(message.closed.reason)

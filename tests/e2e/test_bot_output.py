@@ -4,21 +4,17 @@ end, marking the bot's own seat; its log says where it connected and what went w
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
 from bullring.server.store import Store
-from tests.ladder_helpers import ENDED, LadderBot, LadderServer
+from tests.ladder_helpers import ENDED, YOU, LadderBot, LadderServer
 from tests.serving import CLI, db_url
 
 TABLES = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
           "--table-size", "six_nimmt=4", "--house-bots", "greedy,random,random",
           "--house-rest", "0"]
 """Short 6 nimmt! matches at tables of four: three house bots and the bot under test."""
-
-YOU = re.compile(r"; you \(seat (\d)\): total (\d+), rank (\d)$")
-
 
 def _run(server: LadderServer, token: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, "bot", "--server", server.address, "--token", token,
