@@ -140,6 +140,7 @@ type runner struct {
 	botMu   sync.Mutex // the bot's methods are called one at a time
 	mu      sync.Mutex // guards the fields below
 	matchID string
+	seat    int32 // this bot's seat in matchID, from its MatchStarted
 	answers map[string]*pb.Answer
 	played  int
 }
@@ -340,6 +341,7 @@ func (r *runner) handle(m *pb.PlayResponse, send func(*pb.PlayRequest)) bool {
 		s := body.MatchStarted
 		r.mu.Lock()
 		resumed := s.MatchId == r.matchID
+		r.seat = s.Seat
 		if !resumed {
 			r.matchID = s.MatchId
 			r.answers = map[string]*pb.Answer{}
@@ -371,10 +373,14 @@ func (r *runner) handle(m *pb.PlayResponse, send func(*pb.PlayRequest)) bool {
 		e := body.MatchEnded
 		r.mu.Lock()
 		r.played++
-		id := r.matchID
+		id, seat := r.matchID, int(r.seat)
 		r.mu.Unlock()
 		termination := strings.ToLower(strings.TrimPrefix(fmt.Sprint(e.Termination), "TERMINATION_"))
-		fmt.Printf("match %s ended: totals %s ranks %s (%s)\n", id, list(e.Totals), list(e.Ranks), termination)
+		line := fmt.Sprintf("match %s ended: totals %s ranks %s (%s)", id, list(e.Totals), list(e.Ranks), termination)
+		if seat >= 0 && seat < len(e.Totals) && seat < len(e.Ranks) {
+			line += fmt.Sprintf("; you (seat %d): total %d, rank %d", seat, e.Totals[seat], e.Ranks[seat])
+		}
+		fmt.Println(line)
 		if w, ok := r.bot.(MatchWatcher); ok {
 			r.guard("MatchEnded", func() { w.MatchEnded(e) })
 		}
