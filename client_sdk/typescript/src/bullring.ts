@@ -200,6 +200,8 @@ class Runner {
   private readonly client: grpc.Client & { Play(metadata: grpc.Metadata): grpc.ClientDuplexStream<PlayRequest, PlayResponse> };
   private call: grpc.ClientDuplexStream<PlayRequest, PlayResponse> | null = null;
   private matchId: string | null = null;
+  /** This bot's seat in matchId, from its MatchStarted. */
+  private seat = -1;
   private answers = new Map<string, Answer>();
   private played = 0;
   private stopped = false;
@@ -343,6 +345,7 @@ class Runner {
         return false;
       case 'match_started': {
         const started = message.match_started as MatchStarted;
+        this.seat = started.seat;
         if (started.match_id === this.matchId) {
           this.log.info(`resumed match ${started.match_id}, seat ${started.seat}`);
           return false;
@@ -377,8 +380,11 @@ class Runner {
       case 'match_ended': {
         const ended = message.match_ended as MatchEnded;
         this.played += 1;
+        const seat = this.seat;
+        const you = seat >= 0 && seat < ended.totals.length && seat < ended.ranks.length
+          ? `; you (seat ${seat}): total ${ended.totals[seat]}, rank ${ended.ranks[seat]}` : '';
         process.stdout.write(`match ${this.matchId} ended: totals [${ended.totals.join(', ')}] ` +
-          `ranks [${ended.ranks.join(', ')}] (${termination(ended.termination)})\n`);
+          `ranks [${ended.ranks.join(', ')}] (${termination(ended.termination)})${you}\n`);
         this.guard('onMatchEnded', () => this.bot.onMatchEnded?.(ended));
         return this.opts.ladder === null;
       }
