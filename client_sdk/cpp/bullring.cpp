@@ -423,6 +423,7 @@ class Runner {
         const auto& s = m.match_started();
         {
           std::lock_guard<std::mutex> lock(mutex_);
+          seat_ = s.seat();
           if (s.match_id() == match_id_) {
             Log("INFO", "resumed match %s, seat %d", s.match_id().c_str(), s.seat());
             return false;
@@ -459,13 +460,20 @@ class Runner {
       case pb::PlayResponse::kMatchEnded: {
         const auto& e = m.match_ended();
         std::string id;
+        int seat;
         {
           std::lock_guard<std::mutex> lock(mutex_);
           ++played_;
           id = match_id_;
+          seat = seat_;
         }
-        std::printf("match %s ended: totals %s ranks %s (%s)\n", id.c_str(), Join(e.totals()).c_str(),
-                    Join(e.ranks()).c_str(), Termination(e.termination()).c_str());
+        std::string you;
+        if (seat >= 0 && seat < e.totals_size() && seat < e.ranks_size()) {
+          you = "; you (seat " + std::to_string(seat) + "): total " + std::to_string(e.totals(seat)) +
+                ", rank " + std::to_string(e.ranks(seat));
+        }
+        std::printf("match %s ended: totals %s ranks %s (%s)%s\n", id.c_str(), Join(e.totals()).c_str(),
+                    Join(e.ranks()).c_str(), Termination(e.termination()).c_str(), you.c_str());
         std::fflush(stdout);
         Guard("OnMatchEnded", [&] { bot_.OnMatchEnded(e); });
         return opts_.ladder.empty();
@@ -624,6 +632,7 @@ class Runner {
   bool stopped_ = false;
   std::shared_ptr<Connection> current_;
   std::string match_id_;
+  int seat_ = -1;  // this bot's seat in match_id_, from its MatchStarted
   std::map<std::string, pb::Answer> answers_;
   int played_ = 0;
 };
