@@ -175,6 +175,8 @@ struct Runner<B: Bot> {
     agent: ureq::Agent,
     played: u32,
     match_id: String,
+    /// This bot's seat in `match_id`, from its MatchStarted.
+    seat: i32,
     answered: HashMap<String, (Action, String)>,
 }
 
@@ -287,6 +289,7 @@ impl<B: Bot> Runner<B> {
                 self.answered.clear();
             }
             self.match_id = started.match_id.clone();
+            self.seat = started.seat;
             log!("match {} started: {}, seat {} of {:?}", started.match_id, started.game,
                  started.seat, started.seat_names);
             self.hook("on_match_started", move |bot| bot.on_match_started(&started));
@@ -304,8 +307,13 @@ impl<B: Bot> Runner<B> {
             self.played += 1;
             let termination = serde_json::to_value(&ended.termination).ok()
                 .and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            println!("match {} ended: totals {:?} ranks {:?} ({})", self.match_id, ended.totals,
-                     ended.ranks, termination.trim_start_matches("TERMINATION_").to_lowercase());
+            let you = usize::try_from(self.seat).ok()
+                .and_then(|seat| Some((seat, ended.totals.get(seat)?, ended.ranks.get(seat)?)))
+                .map(|(seat, total, rank)| format!("; you (seat {seat}): total {total}, rank {rank}"))
+                .unwrap_or_default();
+            println!("match {} ended: totals {:?} ranks {:?} ({}){}", self.match_id, ended.totals,
+                     ended.ranks, termination.trim_start_matches("TERMINATION_").to_lowercase(),
+                     you);
             self.hook("on_match_ended", move |bot| bot.on_match_ended(&ended));
         } else if let Some(closed) = message.closed {
             let reason = serde_json::to_value(closed.reason).ok()
@@ -440,7 +448,7 @@ pub fn run<B: Bot>(bot: B) -> ! {
     let agent = ureq::AgentBuilder::new().timeout_connect(Duration::from_secs(5))
         .timeout_read(Duration::from_secs(25)).timeout_write(Duration::from_secs(10)).build();
     let mut runner = Runner { bot: Arc::new(Mutex::new(bot)), options, agent, played: 0,
-                              match_id: String::new(), answered: HashMap::new() };
+                              match_id: String::new(), seat: -1, answered: HashMap::new() };
     match runner.run() {
         Stop::Done => std::process::exit(0),
         Stop::Status(status, why) => {
