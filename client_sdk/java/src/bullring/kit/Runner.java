@@ -59,6 +59,8 @@ public final class Runner {
     private ExecutorService thinker = newThinker();
     private final Map<String, Answer> answered = new HashMap<>();
     private String matchId = "";
+    /** This bot's seat in {@code matchId}, from its MatchStarted. */
+    private int seat = -1;
     private int played;
     private Outcome closedFor;
     private boolean seatMatchEnded;
@@ -292,6 +294,7 @@ public final class Runner {
                     answered.clear();
                 }
                 matchId = started.getMatchId();
+                seat = started.getSeat();
                 log("match " + matchId + " started: " + started.getGame() + ", seat "
                         + started.getSeat() + " of " + started.getSeatNamesList());
                 call("onMatchStarted", () -> bot.onMatchStarted(started));
@@ -316,8 +319,12 @@ public final class Runner {
                 seatMatchEnded = true;
                 String termination = String.valueOf(ended.getTermination())
                         .replaceFirst("^TERMINATION_", "").toLowerCase(java.util.Locale.ROOT);
+                String you = seat >= 0 && seat < ended.getTotalsCount() && seat < ended.getRanksCount()
+                        ? "; you (seat " + seat + "): total " + ended.getTotals(seat) + ", rank "
+                                + ended.getRanks(seat)
+                        : "";
                 System.out.println("match " + matchId + " ended: totals " + ended.getTotalsList()
-                        + " ranks " + ended.getRanksList() + " (" + termination + ")");
+                        + " ranks " + ended.getRanksList() + " (" + termination + ")" + you);
                 System.out.flush();
                 call("onMatchEnded", () -> bot.onMatchEnded(ended));
                 break;
