@@ -206,6 +206,7 @@ func (r *runner) run() int {
 	client := pb.NewBotServiceClient(conn)
 	failures := 0
 	lastConnected := time.Now()
+	everConnected := false
 	for {
 		out := r.connection(client)
 		if r.ctx.Err() != nil {
@@ -217,6 +218,7 @@ func (r *runner) run() int {
 		if out.connected {
 			failures = 0
 			lastConnected = time.Now()
+			everConnected = true
 		}
 		failures++
 		if time.Since(lastConnected) > r.opts.giveUp {
@@ -224,7 +226,14 @@ func (r *runner) run() int {
 			return exitGaveUp
 		}
 		delay := time.Duration(math.Min(float64(backoffCap), float64(backoffStart)*math.Pow(2, float64(failures-1))) * (0.5 + rand.Float64()/2))
-		r.logf("WARNING", "connection lost (%s); reconnecting in %v", out.retry, delay.Round(time.Millisecond))
+		switch {
+		case out.connected:
+			r.logf("WARNING", "connection lost (%s); reconnecting in %v", out.retry, delay.Round(time.Millisecond))
+		case everConnected:
+			r.logf("WARNING", "cannot reconnect (%s); trying again in %v", out.retry, delay.Round(time.Millisecond))
+		default:
+			r.logf("WARNING", "cannot connect to %s (%s); trying again in %v", r.opts.server, out.retry, delay.Round(time.Millisecond))
+		}
 		select {
 		case <-r.ctx.Done():
 			return 0
