@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bullring.referee.core import SettingsError
+
+DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")
+"""An integer setting as text: decimal digits, no leading zero, space, ``+`` or ``_``."""
 
 SettingValue = int | str | bool
 """The value of one match setting."""
@@ -41,12 +45,10 @@ class Setting:
         raise SettingsError(f"setting {self.name!r} must be true or false, not {raw!r}")
 
     def _parse_int(self, raw: object) -> int:
-        if isinstance(raw, bool) or not isinstance(raw, int | str):
+        if isinstance(raw, bool) or not isinstance(raw, int | str) or (
+                isinstance(raw, str) and not DECIMAL.fullmatch(raw)):
             raise SettingsError(f"setting {self.name!r} must be an integer, not {raw!r}")
-        try:
-            value = int(raw)
-        except ValueError:
-            raise SettingsError(f"setting {self.name!r} must be an integer, not {raw!r}") from None
+        value = int(raw)
         low, high = self.minimum, self.maximum
         if (low is not None and value < low) or (high is not None and value > high):
             raise SettingsError(

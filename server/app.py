@@ -86,6 +86,12 @@ class ServerOptions:
     """How the log is written: ``text`` lines or ``json`` objects (``bullring.server.logs``)."""
 
 
+SERVICES = (wire.BOT_SERVICE, wire.SPECTATOR_SERVICE, wire.ADMIN_SERVICE, wire.LADDER_SERVICE,
+            wire.CHALLENGE_SERVICE)
+"""The contract's services this server serves: each is listed by reflection and answers
+SERVING to a health check (grpc.health.v1) once the server has started."""
+
+
 class RefereeServer:
     """The referee's gRPC server: bots' and spectators' services, health and reflection."""
 
@@ -118,9 +124,7 @@ class RefereeServer:
                                               LadderService(self.store).handler(),
                                               ChallengeService(self.challenges).handler()))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        names = (wire.BOT_SERVICE, wire.SPECTATOR_SERVICE, wire.ADMIN_SERVICE, wire.LADDER_SERVICE,
-                 wire.CHALLENGE_SERVICE,
-                 health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        names = (*SERVICES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
                  reflection.SERVICE_NAME)
         reflection.enable_server_reflection(names, self.server)
         self.port = 0
@@ -158,7 +162,7 @@ class RefereeServer:
                 await self.server.stop(0)
                 raise OSError(f"cannot listen on {_url_host(self.options.host)}:"
                               f"{self.options.http_port} (HTTP): {exc.strerror or exc}") from None
-        for name in ("", wire.BOT_SERVICE, wire.SPECTATOR_SERVICE):
+        for name in ("", *SERVICES):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         await self.ladder.start()
         self._trimmer = asyncio.create_task(

@@ -17,8 +17,10 @@ import pytest
 
 from bullring.referee.registry import get_game
 from bullring.referee.replay import build_replay
+from bullring.referee.settings import COMMON_SETTINGS
 from bullring.sdk.arena import play_game
 from bullring.sdk.house import house_bot
+from bullring.server.quotas import MatchCaps
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -218,6 +220,32 @@ def test_settings_in_the_docs_are_the_engines(page: str) -> None:
             default = str(setting.default).lower()
             row = re.search(rf"^\| `{setting.name}` \| `?{re.escape(default)}`? \|", text, re.M)
             assert row, f"{game} setting {setting.name} (default {default}) not in rules.md"
+
+
+def test_protocol_settings_table_is_the_engines_and_the_caps() -> None:
+    """docs/protocol.md's table of match settings is every setting of every game, with its
+    type, default, range and the cap a match made without the admin token is held to, as the
+    engines declare them and MatchCaps sets them."""
+    text = (DOCS / "protocol.md").read_text(encoding="utf-8")
+    table = text.split("<!-- settings -->", 1)[1].split("\n\n", 1)[0]
+    rows = {(game, name): (kind, default, values, cap) for game, name, kind, default, values,
+            cap in re.findall(r"^\|\s*`?([\w ]+?)`?\s*\|\s*`(\w+)`\s*\|\s*([\w/]+)\s*\|"
+                              r"\s*`?(\w+)`?\s*\|\s*([^|]*?)\s*\|\s*(\d*)\s*\|$", table, re.M)}
+    expected = {}
+    caps = MatchCaps()
+    common = {s.name for s in COMMON_SETTINGS}
+    for game in ("six_nimmt", "no_thanks"):
+        for setting in get_game(game).settings:
+            where = "every game" if setting.name in common else game
+            if isinstance(setting.default, bool):
+                kind, values = "true/false", ""
+            elif isinstance(setting.default, int):
+                kind, values = "integer", f"{setting.minimum}..{setting.maximum}"
+            else:
+                kind, values = "choice", ", ".join(f"`{c}`" for c in setting.choices)
+            cap = str(getattr(caps, setting.name)) if setting.name in caps.names() else ""
+            expected[(where, setting.name)] = (kind, str(setting.default).lower(), values, cap)
+    assert rows == expected
 
 
 def test_protocol_transcripts_and_http_examples_are_what_a_real_server_sends() -> None:

@@ -518,7 +518,8 @@ def test_an_oversized_body_gets_its_413_read_by_ordinary_clients(server: ServerP
 def test_play_stream_refusals_come_before_the_stream_with_the_error_table(
         tmp_path: Path) -> None:
     """``GET /api/play/stream`` runs every check before it answers: an unknown game, a
-    ladder this server does not run, a bot token without a ladder, a seat token with one,
+    ladder this server does not run, a bot token without a ladder (the server's one ladder,
+    of another game than the bot plays), a seat token with one,
     a game mismatch and a match already over (aborted) are each refused with the error
     table's status and JSON error (the stream answered 200 and then dropped the connection,
     logging ASGI tracebacks); the server's log holds no traceback."""
@@ -534,7 +535,7 @@ def test_play_stream_refusals_come_before_the_stream_with_the_error_table(
         cases = [(bot, {"ladder": "chess"}, 404, "unknown_game"),
                  (bot, {"ladder": "no_thanks"}, 409, "no_such_ladder"),
                  (bot, {"ladder": "six_nimmt", "games": "no_thanks"}, 409, "game_mismatch"),
-                 (bot, {}, 400, "ladder_required"),
+                 (bot, {"games": "no_thanks"}, 409, "game_mismatch"),  # its one ladder
                  (live.tokens[0], {"ladder": "six_nimmt"}, 400, "ladder_needs_bot_token"),
                  (live.tokens[0], {"games": "no_thanks"}, 409, "game_mismatch"),
                  (over.tokens[0], {}, 409, "match_over"),

@@ -131,3 +131,38 @@ def test_admin_manages_the_bot_registry_over_http(server: ServerProcess) -> None
         {"name": "webbot", "owner": "team 7", "version": 2, "enabled": True, "house": None,
          "games": {}}]
     assert rotated not in json.dumps(listed) and "token" not in json.dumps(listed)
+
+
+def test_bodies_take_both_proto3_json_names_and_answers_keep_proto_names(
+        server: ServerProcess) -> None:
+    """A JSON body's field may be given by its proto field name or its lowerCamelCase JSON
+    name, as the proto3 JSON mapping allows; both at once, or a misspelled one, is refused;
+    every answer names its fields by their proto names."""
+    match = server.create_match("no_thanks", 3)
+    seat = {"Authorization": f"Bearer {match.tokens[0]}"}
+    answers = [httpx.post(server.http + "/api/play/answer", headers=seat, timeout=10, json={
+        name: "no-such-decision", "action": {"word": "take"}})
+        for name in ("decision_id", "decisionId")]
+    for answer in answers:
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["rejected"]["decision_id"] == "no-such-decision", answer.text
+        assert "decisionId" not in answer.json()["rejected"]
+    for body in ({"decision_id": "x", "decisionId": "x", "action": {"word": "take"}},
+                 {"DecisionId": "x", "action": {"word": "take"}}):
+        refused = httpx.post(server.http + "/api/play/answer", headers=seat, json=body,
+                             timeout=10)
+        assert refused.status_code == 422, (body, refused.text)
+    person = httpx.post(server.http + "/api/human-matches", timeout=10,
+                        json={"game": "no_thanks", "deadlineMs": 2000})
+    assert person.status_code == 201, person.text
+    assert person.json()["deadline_ms"] == 2000 and "deadlineMs" not in person.json()
+
+
+def test_a_wrong_method_is_told_every_method_of_its_path(server: ServerProcess) -> None:
+    """A 405 answer's Allow header lists every method the path serves, though two routes
+    serve them (GET and POST /api/challenges)."""
+    response = httpx.request("OPTIONS", server.http + "/api/challenges",
+                             headers={"Authorization": "Bearer bot_x"})
+    assert response.status_code == 405, response.text
+    allowed = set(response.headers["allow"].replace(" ", "").split(","))
+    assert {"GET", "POST"} <= allowed <= {"GET", "HEAD", "POST"}, allowed

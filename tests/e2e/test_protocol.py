@@ -40,6 +40,22 @@ def test_health_serving_and_reflection_lists_services(server: ServerProcess) -> 
     run(body)
 
 
+def test_every_service_answers_serving(server: ServerProcess) -> None:
+    """Each service of the contract (every one referee.proto declares), and the server as a
+    whole (""), answers SERVING to the standard health check (grpc.health.v1)."""
+    services = [s.full_name for s in pb.DESCRIPTOR.services_by_name.values()]
+    assert len(services) >= 5
+
+    async def body() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            for name in ["", *services]:
+                reply = await health.Check(health_pb2.HealthCheckRequest(service=name),
+                                           timeout=10)
+                assert reply.status == health_pb2.HealthCheckResponse.SERVING, name
+    run(body)
+
+
 def test_wrong_or_missing_token_is_unauthenticated(server: ServerProcess) -> None:
     """A wrong token, or none, gets UNAUTHENTICATED on every BotService method."""
     async def body() -> None:

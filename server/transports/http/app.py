@@ -11,6 +11,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.server.tournaments.live import DEFAULT_MAX_SCHEDULED
 from bullring.server.transports.http import (
     admin,
     browse,
@@ -21,6 +22,7 @@ from bullring.server.transports.http import (
     metrics,
     play,
     proto_schema,
+    setup_schema,
     tournaments,
     tv,
 )
@@ -93,17 +95,24 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         ref_template="#/components/schemas/{model}"))
     components.setdefault("ErrorDetail", errors.ErrorDetail.model_json_schema())
     _contract_schemas(schema)
+    ctx: ApiContext = app.state.bullring
+    components["CreateMatchIn"] = setup_schema.create_match_schema(components["CreateMatchIn"])
+    components["HumanMatchIn"] = setup_schema.human_match_schema(
+        components["HumanMatchIn"], ctx.caps,
+        {game: len(bots) for game, bots in human.OPPONENTS.items()})
+    components["ChallengeIn"] = setup_schema.challenge_schema(components["ChallengeIn"],
+                                                              ctx.caps)
+    most = DEFAULT_MAX_SCHEDULED if ctx.ladder is None else ctx.ladder.tournaments.max_scheduled
+    components["TournamentIn"] = setup_schema.tournament_schema(components["TournamentIn"], most)
     app.openapi_schema = schema
     return schema
 
 
 PLAY_MESSAGES = (pb.PlayResponse, pb.WatchResponse, pb.SubmitAnswerResponse, pb.PublicEvent)
 """The contract's messages the HTTP API sends (every message they hold comes too)."""
-STREAMS = {"/api/play/stream": ("PlayResponse", "the PlayResponse body (match_started, "
-                                "decision, accepted, rejected, event, match_ended, ...)"),
-           "/api/matches/{match_id}/feed": ("WatchResponse", "the WatchResponse body (event, "
-                                            "then match_ended)")}
-"""The Server-Sent Events routes: the message each event's data holds, and its names."""
+STREAMS = {"/api/play/stream": pb.PlayResponse.DESCRIPTOR,
+           "/api/matches/{match_id}/feed": pb.WatchResponse.DESCRIPTOR}
+"""The Server-Sent Events routes and the message each event's data holds."""
 
 
 def _contract_schemas(schema: dict[str, Any]) -> None:
@@ -125,8 +134,24 @@ def _contract_schemas(schema: dict[str, Any]) -> None:
     poll["properties"]["messages"] = {
         "type": "array", "items": proto_schema.ref("PollMessage"),
         "description": "The messages numbered above 'after', oldest first."}
-    for path, (message, names) in STREAMS.items():
+    for path, message in STREAMS.items():
+        names = [field.name for field in message.oneofs_by_name["body"].fields]
+        name = message.name
         ok = schema["paths"][path]["get"]["responses"]["200"]
-        ok["description"] = (f"Server-Sent Events: the event name is {names}; the data is "
-                             f"the {message} in proto3 JSON; the id numbers the events.")
-        ok["content"] = {"text/event-stream": {"schema": proto_schema.ref(message)}}
+        ok["description"] = (f"Server-Sent Events, each one {name}: the event name is the "
+                             f"{name}'s body ({', '.join(names)}), the data is the {name} in "
+                             f"proto3 JSON, the id numbers the events.")
+        ok["content"] = {"text/event-stream": {"schema": _sse_event(name, names)}}
+
+
+def _sse_event(message: str, names: list[str]) -> dict[str, Any]:
+    """The schema of one Server-Sent Event carrying ``message`` (each event of a stream, as
+    OpenAPI 3.1 reads a text/event-stream schema): its name, its JSON data, its number."""
+    return {"type": "object", "required": ["event", "data"], "properties": {
+        "event": {"type": "string", "enum": names,
+                  "description": f"the {message}'s body: which of its fields is set"},
+        "data": {"type": "string", "contentMediaType": "application/json",
+                 "contentSchema": proto_schema.ref(message),
+                 "description": f"the {message} in proto3 JSON"},
+        "id": {"type": "string", "pattern": "^[0-9]+$",
+               "description": "the event's number (a match's end has none on the feed)"}}}

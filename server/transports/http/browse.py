@@ -7,11 +7,13 @@ replays only once a match has ended.
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse, Response
+from pydantic import BeforeValidator
 
 from bullring.referee.registry import GAMES, UnknownGameError, get_game
 from bullring.server.errors import (
@@ -39,6 +41,21 @@ from bullring.server.transports.http.models import (
 )
 
 router = APIRouter(prefix="/api", tags=["browse"])
+
+RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+"""A date-time as RFC 3339 writes it (JSON Schema's ``date-time``): date, time, offset."""
+
+
+def _rfc3339(value: object) -> object:
+    """``value`` if it is an RFC 3339 date-time; refused otherwise (the framework would read
+    a number as a Unix time, and a date-time without an offset as the server's own)."""
+    if isinstance(value, str) and not RFC3339.fullmatch(value):
+        raise ValueError("an RFC 3339 date-time is wanted, such as 2024-05-01T12:00:00Z")
+    return value
+
+
+Instant = Annotated[datetime, BeforeValidator(_rfc3339)]
+"""A date-time query parameter: RFC 3339 text only."""
 
 MatchId = Annotated[str, Path(min_length=1, max_length=64, description="a match id")]
 BotName = Annotated[str, Path(min_length=1, max_length=64, description="a bot's name")]
@@ -144,8 +161,8 @@ async def matches(
     status: Annotated[str | None, Query(pattern="^(created|running|finished|aborted)$")] = None,
     bot: Annotated[str | None, Query(min_length=1, max_length=100,
                                      description="matches with a seat of this name")] = None,
-    since: Annotated[datetime | None, Query(description="created at or after")] = None,
-    until: Annotated[datetime | None, Query(description="created before")] = None,
+    since: Annotated[Instant | None, Query(description="created at or after")] = None,
+    until: Annotated[Instant | None, Query(description="created before")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> MatchPage:

@@ -8,6 +8,7 @@ validation errors (422) into that shape, so a client never has to parse an HTML 
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import anyio
@@ -90,12 +91,32 @@ async def _refused(request: Request, exc: Exception) -> JSONResponse:
     return error_response(status.http, status.code, message_of(exc, status), headers)
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = CODES_BY_STATUS.get(exc.status_code, "client_error" if exc.status_code < 500
                                else "server_error")
     message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
-    return error_response(exc.status_code, code, message, dict(exc.headers or {}) or None)
+    headers = dict(exc.headers or {})
+    allowed = allowed_methods(request) if exc.status_code == 405 else None
+    if allowed is not None:
+        headers["Allow"] = allowed
+    return error_response(exc.status_code, code, message, headers or None)
+
+
+def allowed_methods(request: Request) -> str | None:
+    """The ``Allow`` header of a 405 answer at a path the OpenAPI document lists: every
+    method it lists there (the framework names only the first route's, and
+    ``/api/challenges`` has two). A path the document names literally is that path's
+    resource alone (``/api/challenges/auto-accept``, not ``/api/challenges/{challenge_id}``).
+    None at a path it does not list (the web page's)."""
+    paths: dict[str, dict[str, Any]] = request.app.openapi().get("paths", {})
+    path = request.url.path
+    found = paths.get(path)
+    if found is None:
+        found = next((methods for template, methods in paths.items()
+                      if re.fullmatch(re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template)),
+                                      path)), None)
+    return None if not found else ", ".join(sorted(m.upper() for m in found))
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:

@@ -113,10 +113,10 @@ async def _encoded(ctx: Context, match_id: str) -> EncodedFeed | None:
                                                      MatchNotStartedError)))
 async def feed(ctx: Context,
                source: Annotated[MatchRunner | EncodedFeed | pb.MatchEnded, Depends(watched)],
-               last_event_id: Annotated[int | None, Header(
+               last_event_id: Annotated[int, Header(
                    alias="Last-Event-ID", ge=0, le=2**31,
                    description="resume after this event (sent by a reconnecting EventSource)")
-               ] = None) -> Response:
+               ] = 0) -> Response:
     """Stream a match's public messages from its start, as SpectatorService.Watch sends
     them: the event name is the WatchResponse body (``event``, numbered by ``id``, then
     ``match_ended``), the data is the WatchResponse as proto JSON. A match that ended is

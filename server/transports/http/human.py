@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Annotated
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, Field, Strict, StrictStr
 
 from bullring.referee.core import RefereeError
 from bullring.referee.registry import get_game
@@ -34,6 +35,7 @@ from bullring.server.quotas import address_key
 from bullring.server.transports.http.browse import MatchId, match_info
 from bullring.server.transports.http.context import Context
 from bullring.server.transports.http.errors import error_responses
+from bullring.server.transports.http.models import AS_WHOLE, JsonIn
 
 router = APIRouter(tags=["people"])
 
@@ -49,16 +51,15 @@ UNJOINED_S = 120.0
 counts against the server's limit nor its address's)."""
 
 
-class HumanMatchIn(BaseModel):
+class HumanMatchIn(JsonIn):
     """A match for one person against house bots."""
-
-    model_config = ConfigDict(extra="forbid")
     game: StrictStr = Field(max_length=40, description="six_nimmt or no_thanks")
     bots: list[StrictStr] = Field(default_factory=list, max_length=9, description=(
         "the house bots, in seat order after the person (seat 0); omitted: three, "
         "greedy, greedy, random for six_nimmt and threshold, random, never_take for "
         "no_thanks"))
-    deadline_ms: StrictInt | None = Field(default=None, ge=1000, le=60_000, description=(
+    deadline_ms: Annotated[int, Strict(), Field(ge=1000, le=60_000), AS_WHOLE] | None = Field(
+        default=None, description=(
         f"time for each decision, in ms; omitted: {HUMAN_DEADLINE_MS}, or the server's cap "
         f"if lower"))
     settings: dict[StrictStr, StrictStr] = Field(

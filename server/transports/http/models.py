@@ -3,12 +3,64 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import (
+    AliasChoices,
+    AliasGenerator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StrictBool,
+    StrictStr,
+)
+from pydantic.alias_generators import to_camel
 
 from bullring.server.ratings import LeaderboardEntry
 from bullring.server.store import MAX_OWNER, Challenge, MatchSummary
+
+
+def _whole(value: object) -> object:
+    """A JSON number with no fraction (``5.0``) as the integer it is; anything else as
+    given, for the strict integer check to take or refuse."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+AS_WHOLE = BeforeValidator(_whole)
+"""Reads ``5.0`` as ``5``: the last mark of a JSON body's integer, after its bounds (bounds
+after it would not reach the OpenAPI document)."""
+Whole = Annotated[int, Strict(), AS_WHOLE]
+"""An integer in a JSON body: a number without a fraction, as JSON Schema's ``integer`` says
+(``5`` or ``5.0``); never text (``"5"``), a true/false or ``5.5``."""
+
+BOT_NAME = r"^[A-Za-z0-9_.-]{1,64}$"
+"""What a registered bot's name may hold (``bullring.commandline.values.BOT_NAME``)."""
+ONE_LINE = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$"
+"""One line of text: no control character, line or paragraph separator (an owner, a
+reason)."""
+Int32 = Annotated[int, Strict(), Field(ge=-(2**31), le=2**31 - 1), AS_WHOLE]
+"""A proto int32 in a JSON body (a card or a row on the gRPC wire)."""
+
+
+def _both_names(name: str) -> str | AliasChoices:
+    """The names a JSON body may give the field ``name`` by: its proto field name, and its
+    lowerCamelCase JSON name where that differs (``decision_id``, ``decisionId``)."""
+    camel = to_camel(name)
+    return name if camel == name else AliasChoices(name, camel)
+
+
+class JsonIn(BaseModel):
+    """A JSON request body. Each field is read by either name the proto3 JSON mapping
+    gives it, its proto field name (``decision_id``, as the document lists it and as every
+    answer writes it) or its lowerCamelCase JSON name (``decisionId``); giving both is
+    refused, as is any other field."""
+
+    model_config = ConfigDict(extra="forbid",
+                              alias_generator=AliasGenerator(validation_alias=_both_names))
 
 
 class GameInfo(BaseModel):
@@ -61,12 +113,12 @@ class BotInfo(BaseModel):
     games: dict[str, int] = Field(description="rated games played, by game id")
 
 
-class NewBotIn(BaseModel):
+class NewBotIn(JsonIn):
     """A bot to register."""
 
-    model_config = ConfigDict(extra="forbid")
-    name: StrictStr = Field(min_length=1, max_length=64)
-    owner: StrictStr = Field(default="", max_length=MAX_OWNER)
+    name: StrictStr = Field(min_length=1, max_length=64, pattern=BOT_NAME,
+                            description="1-64 letters, digits, '-', '_' or '.'")
+    owner: StrictStr = Field(default="", max_length=MAX_OWNER, pattern=ONE_LINE)
 
 
 class BotTokenOut(BaseModel):
@@ -211,25 +263,25 @@ class TurnInfo(BaseModel):
     waiting: list[WaitingSeat] = Field(description="empty between two decision points")
 
 
-class ActionIn(BaseModel):
+class ActionIn(JsonIn):
     """One action (the contract's Action): exactly one of a card, a row index or a word, the
-    field of the decision's kind; another field is rejected as MALFORMED_ACTION."""
+    field of the decision's kind; another field is rejected as MALFORMED_ACTION. Two fields
+    (even one of them null) are refused (422)."""
 
-    model_config = ConfigDict(extra="forbid")
-    card: StrictInt | None = Field(default=None, description="a card: the field of "
+    model_config = ConfigDict(json_schema_extra={"maxProperties": 1})
+    card: Int32 | None = Field(default=None, description="a card: the field of "
                                    "DECISION_KIND_PLAY_CARD and DECISION_KIND_DRAFT_CARD")
-    row: StrictInt | None = Field(default=None, description="a row index 0..3: the field of "
+    row: Int32 | None = Field(default=None, description="a row index 0..3: the field of "
                                   "DECISION_KIND_CHOOSE_ROW")
     word: StrictStr | None = Field(default=None, description='a word: "take" or "pass" for '
                                    'DECISION_KIND_TAKE_OR_PASS, "reveal" or "keep" for '
                                    'DECISION_KIND_REVEAL_HIDDEN_CARD')
 
 
-class AnswerIn(BaseModel):
+class AnswerIn(JsonIn):
     """An answer to the decision request with the same ``decision_id`` (the contract's
     Answer)."""
 
-    model_config = ConfigDict(extra="forbid")
     decision_id: StrictStr = Field(max_length=200, description="the decision id of the "
                                    "request this answers")
     action: ActionIn = Field(description="the action chosen")
@@ -255,19 +307,19 @@ class PollResult(BaseModel):
                                      "newer one); poll without 'after' to join again")
 
 
-class CreateMatchIn(BaseModel):
+class CreateMatchIn(JsonIn):
     """A match to register: its game, seats, settings, seed and house bots by seat."""
 
-    model_config = ConfigDict(extra="forbid")
     game: StrictStr = Field(max_length=40)
-    seats: StrictInt = Field(ge=1, le=20)
+    seats: Whole = Field(ge=1, le=20)
     settings: dict[str, StrictStr] = Field(default_factory=dict)
-    seed: StrictInt | None = Field(default=None, ge=0, le=2**31 - 1, description=(
+    seed: Annotated[int, Strict(), Field(ge=0, le=2**31 - 1), AS_WHOLE] | None = Field(
+        default=None, description=(
         "the deal's root seed; omitted: a fresh random one (kept secret until the match "
         "ends, then in its replay)"))
     house: dict[str, StrictStr] = Field(default_factory=dict,
                                         description='house bots by seat, e.g. {"1": "greedy"}')
-    humans: list[StrictInt] = Field(default_factory=list, max_length=20, description=(
+    humans: list[Whole] = Field(default_factory=list, max_length=20, description=(
         "seats a person plays in the browser: each is named human (humanN for seat N when "
         "several are) and gets a play page; the deadline is 30000 ms unless settings give "
         "deadline_ms"))
@@ -302,10 +354,9 @@ class AbortedOut(BaseModel):
     status: str
 
 
-class ChallengeIn(BaseModel):
+class ChallengeIn(JsonIn):
     """A challenge to make: the game and the opponents, in seat order after the caller."""
 
-    model_config = ConfigDict(extra="forbid")
     game: StrictStr = Field(min_length=1, max_length=64,
                             description="a game whose ladder the server runs, such as "
                                         "six_nimmt")
@@ -315,19 +366,17 @@ class ChallengeIn(BaseModel):
                     "with the challenger, a table the game allows")
 
 
-class DeclineIn(BaseModel):
+class DeclineIn(JsonIn):
     """Why a challenge is declined (or withdrawn)."""
 
-    model_config = ConfigDict(extra="forbid")
-    reason: StrictStr = Field(default="", max_length=MAX_OWNER,
+    reason: StrictStr = Field(default="", max_length=MAX_OWNER, pattern=ONE_LINE,
                               description="shown to the challenger")
 
 
-class AutoAcceptIn(BaseModel):
+class AutoAcceptIn(JsonIn):
     """Whether the calling bot accepts every challenge naming it without being asked."""
 
-    model_config = ConfigDict(extra="forbid")
-    auto_accept: bool
+    auto_accept: StrictBool
 
 
 class ChallengeOut(BaseModel):
@@ -367,4 +416,4 @@ class AutoAcceptOut(BaseModel):
     """A bot's auto-accept setting after the change."""
 
     bot: str
-    auto_accept: bool
+    auto_accept: StrictBool

@@ -83,7 +83,8 @@ Caller = Annotated[Player, Depends(player)]
 
 LadderParam = Annotated[str | None, Query(
     max_length=40, description="with a registered bot's token: the game whose ladder to "
-                               "join, such as six_nimmt (required with such a token)")]
+                               "join, such as six_nimmt (omitted: the server's ladder, if it "
+                               "runs one; required if it runs several)")]
 MatchesParam = Annotated[int, Query(
     ge=0, le=2**31, description="with ladder: play this many matches, then the connection "
                                 "ends (closed, CLOSE_REASON_MATCHES_PLAYED); 0: no limit")]
@@ -109,6 +110,8 @@ async def _connection(ctx: Context, caller: Player, ladder: str | None, matches:
     if isinstance(caller, BotRow):
         if ctx.ladder is None:
             raise NoLadderError("this server runs no ladder")
+        if not ladder and len(ctx.ladder.settings) == 1:
+            ladder = next(iter(ctx.ladder.settings))  # the one ladder this server runs
         if not ladder:
             raise LadderRequiredError("a registered bot's token plays a ladder: add "
                                       "ladder=GAME, such as ladder=six_nimmt")
@@ -228,7 +231,7 @@ async def answer(ctx: Context, body: AnswerIn, caller: Caller) -> Verdict:
                                                  ("row", body.action.row),
                                                  ("word", body.action.word))
              if value is not None]
-    if len(given) > 1:
+    if len(given) > 1 or len(body.action.model_fields_set) > 1:
         raise InvalidRequestError("an action has one of card, row or word")
     field, action = given[0] if given else (None, None)
     if isinstance(action, int) and action not in INT32:

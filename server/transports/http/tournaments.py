@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, Strict, StrictFloat, StrictStr
 
 from bullring.server.errors import NoLadderError, NotFoundError, TournamentTooLargeError
 from bullring.server.store.models import TournamentRow
@@ -24,29 +24,34 @@ from bullring.server.tournaments.live import (
 from bullring.server.tournaments.views import MAX_SCHEDULE_PAGE, SCHEDULE_PAGE, tournament_json
 from bullring.server.transports.http.context import Context, require_admin
 from bullring.server.transports.http.errors import error_responses
+from bullring.server.transports.http.models import AS_WHOLE, BOT_NAME, JsonIn, Whole
 
 router = APIRouter(tags=["tournaments"])
 
 TournamentId = Annotated[str, Path(min_length=1, max_length=64)]
 
 
-class TournamentIn(BaseModel):
+class TournamentIn(JsonIn):
     """A live tournament to run among connected registered bots."""
 
-    game: str = Field(min_length=1, max_length=64, description="a game id, such as six_nimmt")
-    format: str = Field(description="round-robin or duplicate")
-    bots: list[str] = Field(min_length=2, max_length=16,
-                            description="registered bots' names; each table seats `seats`")
-    games: int = Field(ge=1, le=1000, description="games at every table (duplicate: rounded "
+    model_config = ConfigDict(extra="ignore")
+
+    game: StrictStr = Field(min_length=1, max_length=64,
+                            description="a game id, such as six_nimmt")
+    format: Literal["round-robin", "duplicate"] = Field(description="round-robin or duplicate")
+    bots: list[Annotated[StrictStr, Field(pattern=BOT_NAME)]] = Field(
+        min_length=2, max_length=16, json_schema_extra={"uniqueItems": True},
+        description="registered bots' names, each once; each table seats `seats`")
+    games: Whole = Field(ge=1, le=1000, description="games at every table (duplicate: rounded "
                                                   "up to whole deals)")
-    seats: int | None = Field(default=None, ge=2, le=10,
+    seats: Annotated[int, Strict(), Field(ge=2, le=10), AS_WHOLE] | None = Field(default=None,
                               description="table size; default: every bot at one table")
-    wait_s: float = Field(default=DEFAULT_WAIT_S, ge=0, le=3600,
+    wait_s: StrictFloat = Field(default=DEFAULT_WAIT_S, ge=0, le=3600,
                           description=f"how long a game waits for an absent bot before it "
                                       f"is played with that seat on default actions; a bot "
                                       f"absent at {FORFEIT_AFTER} of its games in a row "
                                       f"forfeits (not waited for again)")
-    pace_ms: int = Field(default=0, ge=0, le=MAX_PACE_MS,
+    pace_ms: Whole = Field(default=0, ge=0, le=MAX_PACE_MS,
                          description="the least time from one decision point of its matches "
                                      "to the next, in milliseconds, so people can watch the "
                                      "bots think (a final on a projector, /tv); the bots' "
