@@ -104,6 +104,9 @@ NO_THANKS: GameSpec[no_thanks.Observation, no_thanks.Event, no_thanks.View] = Ga
     no_thanks.new_state, no_thanks.new_state)
 """No Thanks!, whose states are ``GameState``s of ``no_thanks``'s Observation, Event and View."""
 
+AnyGameSpec: TypeAlias = GameSpec[Any, Any, Any]
+"""A game's spec, whichever game: for code that serves any game."""
+
 GAMES: dict[str, GameSpec[Any, Any, Any]] = {
     spec.versioned_id: spec for spec in (SIX_NIMMT, NO_THANKS)}
 """Every game, by versioned id."""

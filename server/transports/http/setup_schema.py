@@ -16,7 +16,7 @@ import math
 from typing import Any
 
 from bullring.referee.core import RefereeError
-from bullring.referee.registry import GAMES, GameSpec
+from bullring.referee.registry import GAMES, AnyGameSpec
 from bullring.referee.settings import Setting
 from bullring.sdk.house import HOUSE_BOTS
 from bullring.server.quotas import MatchCaps
@@ -71,7 +71,7 @@ def _span(first: int, last: int) -> str:
     return str(first) if first == last else f"[{first}-{last}]"
 
 
-def _value(setting: Setting, caps: MatchCaps | None, seats: int, spec: GameSpec
+def _value(setting: Setting, caps: MatchCaps | None, seats: int, spec: AnyGameSpec
            ) -> dict[str, Any]:
     """The schema of one setting's text at a table of ``seats``: its choices, true/false
     words, or its numbers (within ``caps``, if given)."""
@@ -95,7 +95,7 @@ def _any_case(word: str) -> str:
     return "".join(f"[{c.upper()}{c}]" if c.isalpha() else c for c in word)
 
 
-def _bool_words(setting: Setting, seats: int, spec: GameSpec) -> tuple[str, ...]:
+def _bool_words(setting: Setting, seats: int, spec: AnyGameSpec) -> tuple[str, ...]:
     """The words a true/false setting may take at a table of ``seats``: a setting a table
     needs (No Thanks!'s ``two_seats`` at two) takes only true, one it cannot have only false
     (the engine decides, with every other setting at its default)."""
@@ -107,7 +107,7 @@ def _bool_words(setting: Setting, seats: int, spec: GameSpec) -> tuple[str, ...]
     return tuple(allowed)
 
 
-def _starts(spec: GameSpec, seats: int, settings: dict[str, Any]) -> bool:
+def _starts(spec: AnyGameSpec, seats: int, settings: dict[str, Any]) -> bool:
     """Whether ``spec`` starts a match of ``seats`` with ``settings``."""
     try:
         spec.new_state(seats, settings, 0)
@@ -116,7 +116,7 @@ def _starts(spec: GameSpec, seats: int, settings: dict[str, Any]) -> bool:
     return True
 
 
-def _needed(spec: GameSpec, seats: int) -> list[str]:
+def _needed(spec: AnyGameSpec, seats: int) -> list[str]:
     """The true/false settings a table of ``seats`` cannot go without (true)."""
     if _starts(spec, seats, {}):
         return []
@@ -124,13 +124,13 @@ def _needed(spec: GameSpec, seats: int) -> list[str]:
             if isinstance(s.default, bool) and _starts(spec, seats, {s.name: not s.default})]
 
 
-def _tables(spec: GameSpec, high: int) -> list[int]:
+def _tables(spec: AnyGameSpec, high: int) -> list[int]:
     """The table sizes of ``spec`` up to ``high`` seats that some settings allow."""
     return [n for n in range(spec.min_seats, min(spec.max_seats, high) + 1)
             if _starts(spec, n, {}) or _needed(spec, n)]
 
 
-def settings_schema(spec: GameSpec, seats: int, caps: MatchCaps | None = None,
+def settings_schema(spec: AnyGameSpec, seats: int, caps: MatchCaps | None = None,
                     left_out: tuple[str, ...] = ()) -> dict[str, Any]:
     """The ``settings`` of a match of ``spec`` at ``seats``: a string map of its settings
     by name (those of ``left_out`` aside)."""
@@ -142,12 +142,12 @@ def settings_schema(spec: GameSpec, seats: int, caps: MatchCaps | None = None,
                            if s.name not in left_out}}
 
 
-def _names(spec: GameSpec) -> list[str]:
+def _names(spec: AnyGameSpec) -> list[str]:
     """The names a request may give ``spec`` by: its id and its versioned id."""
     return [spec.id, spec.versioned_id]
 
 
-def house_bots(spec: GameSpec) -> list[str]:
+def house_bots(spec: AnyGameSpec) -> list[str]:
     """The house bots that play ``spec``."""
     return sorted(name for name, bot in HOUSE_BOTS.items()
                   if spec.id in getattr(bot, "games", ()))
