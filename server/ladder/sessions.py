@@ -138,6 +138,12 @@ class LadderSessions:
         seated = self.seated.get(bot.name)
         if seated is not None and self._plays(session, seated[0]):
             runner, seat = seated
+            for other in (self.sessions.get(bot.name), self.practising.get(bot.name)):
+                if other is not None and other is not session and other.open and \
+                        other.seat is not None and other.seat[0] is runner:
+                    # The bot's other stream plays it: it lets go of the seat, not its stream.
+                    runner.detach(seat, other.seat[2], f"moved to a newer connection ({via})")
+                    other.seat = None
             _, connection = runner.attach(seat, session.outbox)
             session.seat = (runner, seat, connection)
             log.info("bot %s is back in match %s", bot.name, runner.config.match_id)

@@ -96,19 +96,33 @@ async def accepted(server: str, token: str, made: pb.Challenge,
 
 async def practise(args: argparse.Namespace, token: str,
                    play_one: Callable[[], Awaitable[Any]],
-                   played: Callable[[], str], out: TextIO | None = None) -> Any:
+                   played: Callable[[], str], out: TextIO | None = None,
+                   joined: asyncio.Event | None = None) -> Any:
     """Ask for the practice match, wait for its answers, then ``play_one`` ladder match after
     another until the one played (``played()``, its id) is the practice match; its result.
-    Progress lines go to ``out`` (default: stdout)."""
+    Progress lines go to ``out`` (default: stdout).
+
+    With ``joined`` (set once the connection waits on the ladder), the first ``play_one``
+    connects before the match is asked for: beside the bot's running ladder connection the
+    server then seats the practice match on this run, never on that one."""
+    playing: asyncio.Future[Any] | None = None
+    if joined is not None:
+        playing = asyncio.ensure_future(play_one())
+        waiting = asyncio.ensure_future(joined.wait())
+        await asyncio.wait({playing, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        waiting.cancel()
+        if playing.done():  # it ended before it joined: its error, or its result
+            return playing.result()
     made = await ask(args.server, token, args.ladder,
-                         args.against or house_opponents(args.ladder))
+                     args.against or house_opponents(args.ladder))
     print(f"practice match asked for: challenge {made.challenge_id} against "
           f"{', '.join(made.opponents)}, {made.status}", file=out or sys.stdout, flush=True)
     made = await accepted(args.server, token, made, lambda c: print(
         f"waiting for {', '.join(b for b, a in c.answers.items() if a == 'pending')} "
         f"to accept", file=out or sys.stdout, flush=True))
     while True:
-        ended = await play_one()
+        ended = await (playing if playing is not None else play_one())
+        playing = None
         made = await challenge(args.server, token, made.challenge_id)
         if made.match_id and made.match_id == played():
             return ended

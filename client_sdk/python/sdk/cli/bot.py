@@ -126,10 +126,14 @@ def run_from_args(args: argparse.Namespace) -> int:
         raise cli.UsageError(str(e)) from None
     match_id = ["?"]
     seat = [-1]
+    queued = asyncio.Event()
+    """Set once the connection waits on the ladder (a practice run asks for its match then)."""
 
     def remember(response: Any) -> None:
         which = response.WhichOneof("body")
-        if which == "match_started":
+        if which == "ladder_queued":
+            queued.set()
+        elif which == "match_started":
             match_id[0] = response.match_started.match_id
             seat[0] = response.match_started.seat
         elif which == "match_ended":
@@ -140,7 +144,7 @@ def run_from_args(args: argparse.Namespace) -> int:
             args.server, token, args.bot, seed=args.seed, transport=args.transport,
             margin_ms=args.margin_ms, give_up_after_s=args.give_up_after,
             on_message=remember, ladder=args.ladder, matches=1, practice_only=True),
-            lambda: match_id[0])
+            lambda: match_id[0], joined=queued)
         return ended
 
     try:
