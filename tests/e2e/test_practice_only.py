@@ -6,15 +6,19 @@ their own ``bullring bot`` processes."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
 
+import grpc
 import httpx
 
+from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.server.store import Store
 from tests.e2e.challenge_rig import FAST, Calls, assert_unrated
 from tests.ladder_helpers import LadderBot, LadderServer, wait_for_matches
+from tests.seat_client import SeatClient
 from tests.serving import CLI, db_url
 
 HOUSE = ["--house-bots", "greedy,random,random", "--house-rest", "0"]
@@ -150,3 +154,44 @@ def test_a_practice_run_beside_a_running_bot_waits_for_it_instead_of_replacing_i
     assert all(store.match_page(match_id=m)[0][0].rated for m in rated)
     assert server.log is not None
     assert any("beside its rated connection" in line for line in server.log.lines)
+
+
+def test_a_practice_run_takes_its_match_from_the_bots_rated_stream_without_ending_it(
+        tmp_path: Path, stop_all: list[LadderBot | LadderServer]) -> None:
+    """ann's rated stream waits alone on the ladder when ann asks for a practice match: the
+    server seats it there. A practice-only stream of ann's then joins and takes that seat
+    (the match goes on with it); the rated stream lets go of the seat but is not ended:
+    ann's next practice match, once the first has ended, is seated on it."""
+    server = LadderServer(db_url(tmp_path), FAST).start()
+    stop_all.append(server)
+    token = server.add_bot("ann")
+    ask = pb.CreateChallengeRequest(game="six_nimmt", opponents=["house:random"])
+
+    async def play() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            challenges = wire.challenge_stub(channel)
+            metadata = (("authorization", f"Bearer {token}"),)
+            rated = SeatClient(channel, token)
+            rated.send(pb.PlayRequest(join=pb.Join(client="rated", ladder="six_nimmt")))
+            await rated.next("ladder_queued")
+            await challenges["CreateChallenge"](ask, metadata=metadata, timeout=10)
+            first = await rated.next("match_started")
+
+            practice = SeatClient(channel, token)
+            practice.send(pb.PlayRequest(join=pb.Join(client="practice", ladder="six_nimmt",
+                                                      practice_only=True, matches=1)))
+            taken = await practice.next("match_started")
+            assert taken.match_id == first.match_id
+            while (message := await practice.read()) is not None:  # play it to its end
+                if message.WhichOneof("body") == "decision":
+                    practice.answer(message.decision.decision_id, message.decision.legal[0])
+            assert [m.WhichOneof("body") for m in practice.seen].count("match_ended") == 1
+
+            await challenges["CreateChallenge"](ask, metadata=metadata, timeout=10)
+            second = await rated.next("match_started")
+            assert second.match_id != first.match_id
+            assert not any(m.WhichOneof("body") == "closed" for m in rated.seen)
+            rated.close()
+            practice.close()
+
+    asyncio.run(play())
