@@ -111,7 +111,8 @@ class LadderSessions:
         transport and peer). A practice-only stream beside an open rated one is kept beside
         it (``practising``), and so is an open practice-only stream when a rated one joins:
         neither ends the other. Refused (UNAVAILABLE) once stopping, and before anything
-        changes if the bot's ``games`` (empty: any) leave ``game`` out. With ``matches`` > 0
+        changes if the bot's ``games`` (empty: any) leave ``game`` out; no ``game`` is the
+        server's one ladder, if it runs one. With ``matches`` > 0
         the stream plays that many matches (the one it takes back counts) and is closed
         after the last one ends, never seated again. With ``practice_only`` it is never
         seated at a rated table."""
@@ -193,13 +194,16 @@ class LadderSessions:
         return [s for s in (*self.sessions.values(), *self.practising.values()) if s.open]
 
     def check(self, bot: BotRow, game: str, games: Sequence[str] = ()) -> str:
-        """The id of ``game`` if ``bot`` (playing ``games``; empty: any) may join its ladder
-        here; else a refusal (server/errors.py) saying why."""
+        """The id of ``game`` (none: the server's one ladder) if ``bot`` (playing ``games``;
+        empty: any) may join its ladder here; else a refusal (server/errors.py) saying why."""
         if self._stopping:  # its stream would only be cut off when the grace period ends
             raise ShuttingDownError("the server is shutting down; connect again soon")
+        if not game and len(self.settings) == 1:
+            game = next(iter(self.settings))  # the one ladder this server runs
         if not game:
-            raise LadderRequiredError("a bot token plays the ladder: send Join with ladder set "
-                                      "to a game, such as 'six_nimmt'")
+            raise LadderRequiredError(f"a bot token plays a ladder, and this server runs "
+                                      f"{', '.join(self.settings)}: name one (Join.ladder, or "
+                                      f"ladder= over HTTP), such as '{next(iter(self.settings))}'")
         if not bot.enabled:
             raise BotDisabledError(f"bot {bot.name!r} is disabled")
         if bot.house is not None:

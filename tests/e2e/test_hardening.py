@@ -552,3 +552,43 @@ def test_play_stream_refusals_come_before_the_stream_with_the_error_table(
     finally:
         log = server.stop()
     assert "Traceback" not in log and "Exception in ASGI" not in log, log[-3000:]
+
+
+@pytest.mark.parametrize("ladders", [["six_nimmt"], ["six_nimmt", "no_thanks"]])
+def test_a_bot_token_without_a_ladder_is_the_same_over_grpc_and_http(
+        tmp_path: Path, ladders: list[str]) -> None:
+    """A registered bot that names no ladder joins the server's ladder when it runs one, over
+    gRPC Join as over HTTP; on a server that runs several it is refused ladder_required
+    (INVALID_ARGUMENT, 400) over both, naming them."""
+    server = ServerProcess(db_url(tmp_path), ["--ladder", ",".join(ladders)]).start()
+    try:
+        token = subprocess.run([*CLI, "bots", "add", "nameless", "--db", server.db],
+                               check=True, capture_output=True, text=True).stdout.split()[-1]
+
+        async def grpc_join() -> tuple[grpc.StatusCode, str]:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                seat = SeatClient(channel, token)
+                seat.send(pb.PlayRequest(join=pb.Join(client="test")))
+                try:
+                    queued = await seat.next("ladder_queued")
+                except grpc.aio.AioRpcError as exc:
+                    return exc.code(), exc.details() or ""
+                finally:
+                    seat.close()
+                return grpc.StatusCode.OK, queued.game
+
+        code, said = asyncio.run(grpc_join())
+        with httpx.Client(base_url=server.http, timeout=30) as client:
+            polled = client.get("/api/play/poll", params={"wait_ms": 0},
+                                headers={"Authorization": f"Bearer {token}"})
+        if len(ladders) == 1:
+            assert (code, said) == (grpc.StatusCode.OK, "six_nimmt")
+            assert polled.status_code == 200, polled.text
+            assert polled.json()["messages"][0]["ladder_queued"]["game"] == "six_nimmt"
+        else:
+            assert code == grpc.StatusCode.INVALID_ARGUMENT and "six_nimmt, no_thanks" in said
+            assert polled.status_code == 400, polled.text
+            assert polled.json()["error"]["code"] == "ladder_required"
+            assert "six_nimmt, no_thanks" in polled.json()["error"]["message"]
+    finally:
+        server.stop()

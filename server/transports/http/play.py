@@ -110,13 +110,8 @@ async def _connection(ctx: Context, caller: Player, ladder: str | None, matches:
     if isinstance(caller, BotRow):
         if ctx.ladder is None:
             raise NoLadderError("this server runs no ladder")
-        if not ladder and len(ctx.ladder.settings) == 1:
-            ladder = next(iter(ctx.ladder.settings))  # the one ladder this server runs
-        if not ladder:
-            raise LadderRequiredError("a registered bot's token plays a ladder: add "
-                                      "ladder=GAME, such as ladder=six_nimmt")
         hub_ladder, bot = ctx.ladder, caller
-        hub_ladder.check(bot, ladder, wanted)
+        ladder = hub_ladder.check(bot, ladder or "", wanted)
 
         def join() -> tuple[Outbox, Callable[[str], None]]:
             session: LadderSession = hub_ladder.join(bot, ladder, matches, wanted, via,
