@@ -344,7 +344,9 @@ ERRORS: dict[type[Exception], Status] = {
                               "a client address holds --max-calls-per-address concurrent "
                               "gRPC calls already (gRPC only)"),
     LadderRequiredError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "ladder_required",
-                                "a registered bot's token joins without naming a ladder"),
+                                "a registered bot's token joins without naming a ladder, on a "
+                                "server that runs several (on one that runs one, that ladder "
+                                "is joined)"),
     LadderNeedsBotTokenError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400,
                                      "ladder_needs_bot_token",
                                      "a ladder named with a seat's token (HTTP only)"),

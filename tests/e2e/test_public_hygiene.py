@@ -43,7 +43,8 @@ def _register(server: ServerProcess, admin: str, name: str) -> grpc.StatusCode:
 def test_a_name_that_ends_in_a_newline_is_refused_on_every_path(server: ServerProcess) -> None:
     """A pattern that ends in ``$`` also matches before a trailing newline, so "evil\\n" was
     a valid bot name and split the log's lines. Names are checked whole (``fullmatch``):
-    gRPC AdminService refuses it (INVALID_ARGUMENT), the HTTP admin API (400), ``bullring
+    gRPC AdminService refuses it (INVALID_ARGUMENT), the HTTP admin API (422: its schema's
+    pattern), ``bullring
     bots add`` on the database and over the network (2); no such bot is registered, and the
     same name without the newline is taken everywhere."""
     admin = server.admin_token()
@@ -52,8 +53,8 @@ def test_a_name_that_ends_in_a_newline_is_refused_on_every_path(server: ServerPr
         assert _register(server, admin, name) == grpc.StatusCode.INVALID_ARGUMENT, repr(name)
         refused = httpx.post(f"{server.http}/api/admin/bots", json={"name": name},
                              headers=headers)
-        assert refused.status_code == 400, refused.text
-        assert refused.json()["error"]["code"] == "invalid_bot"
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["error"]["code"] == "invalid_request"
         for where in (["--db", server.db], ["--server", server.address, "--admin-token", admin]):
             added = subprocess.run([*CLI, "bots", "add", name, *where], capture_output=True,
                                    text=True, timeout=60)

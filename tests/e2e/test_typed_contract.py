@@ -238,10 +238,12 @@ def test_the_openapi_document_names_every_play_payload_with_described_fields(
     assert poll["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/PollResult")
     answer = paths["/api/play/answer"]["post"]["responses"]
     assert answer["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/Verdict")
-    stream = paths["/api/play/stream"]["get"]["responses"]["200"]["content"]
-    assert stream["text/event-stream"]["schema"]["$ref"].endswith("/PlayResponse")
-    feed = paths["/api/matches/{match_id}/feed"]["get"]["responses"]["200"]["content"]
-    assert feed["text/event-stream"]["schema"]["$ref"].endswith("/WatchResponse")
+    for path, message in (("/api/play/stream", "PlayResponse"),
+                          ("/api/matches/{match_id}/feed", "WatchResponse")):
+        event = paths[path]["get"]["responses"]["200"]["content"]["text/event-stream"]
+        data = event["schema"]["properties"]["data"]  # each event: its name, data and id
+        assert data["contentSchema"]["$ref"].endswith(f"/{message}"), (path, event)
+        assert "match_ended" in event["schema"]["properties"]["event"]["enum"], (path, event)
     for status, code in (("401", "unauthorized"), ("404", "match_not_found"),
                          ("409", "match_over")):
         assert code in answer[status]["description"], (status, answer[status])
