@@ -405,9 +405,8 @@ class Ladder(LadderSessions):
         for name in runner.config.seat_names:
             if self.seated.get(name, (None, 0))[0] is runner:
                 del self.seated[name]
-            for session in (self.sessions.get(name), self.practising.get(name)):
-                if session is not None and session.seat is not None and \
-                        session.seat[0] is runner:
+            for session in self.streams_of(name):
+                if session.seat is not None and session.seat[0] is runner:
                     self._free(session, name)
             if name in self.house and self.options.house_rest_s > 0:
                 self._resting.add(name)

@@ -139,8 +139,8 @@ class LadderSessions:
         seated = self.seated.get(bot.name)
         if seated is not None and self._plays(session, seated[0]):
             runner, seat = seated
-            for other in (self.sessions.get(bot.name), self.practising.get(bot.name)):
-                if other is not None and other is not session and other.open and \
+            for other in self.streams_of(bot.name):
+                if other is not session and other.open and \
                         other.seat is not None and other.seat[0] is runner:
                     # The bot's other stream plays it: it lets go of the seat, not its stream.
                     runner.detach(seat, other.seat[2], f"moved to a newer connection ({via})")
@@ -188,6 +188,12 @@ class LadderSessions:
             return True
         practising = self.practising.get(session.bot)
         return practising is None or not practising.open
+
+    def streams_of(self, name: str) -> list[LadderSession]:
+        """Bot ``name``'s streams here, open or not yet forgotten: its stream, and its
+        practice run beside it."""
+        return [s for s in (self.sessions.get(name), self.practising.get(name))
+                if s is not None]
 
     def connected(self) -> list[LadderSession]:
         """Every open stream, practice runs beside rated streams included."""
@@ -289,10 +295,9 @@ class LadderSessions:
         else:
             message = f"bot {name!r} was disabled; it is seated no more"
         self.hub.forget_bot(name, message if reason == pb.CLOSE_REASON_TOKEN_REVOKED else None)
-        for session in (self.practising.get(name), self.sessions.get(name)):
-            if session is not None:
-                session.outbox.end(pb.Closed(reason=reason, message=message))
-                self.leave(session, message)
+        for session in reversed(self.streams_of(name)):  # the practice run first
+            session.outbox.end(pb.Closed(reason=reason, message=message))
+            self.leave(session, message)
 
     def _close(self, session: LadderSession) -> None:
         session.open = False
