@@ -7,14 +7,17 @@ one table of method paths and serializers.
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Sequence
 from typing import Any
 
 import grpc
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
-from bullring.referee import no_thanks, six_nimmt
+from bullring.contract.protowrite import CARDS
 from bullring.referee.core import Action, Decision, DecisionKind
+from bullring.referee.registry import GAMES, AnyGameSpec, UnknownGameError, get_game
 
 BOT_SERVICE = "bullring.v2.BotService"
 """The full name of the bots' service."""
@@ -92,40 +95,110 @@ def action_field(message: pb.Action) -> str | None:
     return field
 
 
+def game_field(holder: Any, game: str) -> FieldDescriptor:
+    """The field named after ``game`` in ``holder``'s oneof of games; UnknownGameError if
+    the proto has none (a game registered without its messages)."""
+    field = holder.DESCRIPTOR.fields_by_name.get(game)
+    if field is None or field.message_type is None:
+        raise UnknownGameError(f"{holder.DESCRIPTOR.name} has no field for the game {game!r}")
+    result: FieldDescriptor = field
+    return result
+
+
+def spec_of_observation(observation: Any) -> AnyGameSpec:
+    """The registered game whose observations are of ``observation``'s type."""
+    for spec in GAMES.values():
+        if spec.observation is type(observation):
+            return spec
+    raise UnknownGameError(f"no registered game has observations of type "
+                           f"{type(observation).__name__}")
+
+
+def _snake(name: str) -> str:
+    """``CardsRevealed`` as ``cards_revealed``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def event_field(cls: type) -> tuple[str, str]:
+    """The (game, event) field names of ``PublicEvent`` that carry events of ``cls``."""
+    for spec in GAMES.values():
+        if cls in spec.events:
+            return spec.id, _snake(cls.__name__)
+    raise UnknownGameError(f"no registered game has events of type {cls.__name__}")
+
+
+def _fill(message: Any, value: Any, names: Sequence[str] | None) -> None:
+    """Set ``message``'s fields from a domain value: a NamedTuple's fields of the same
+    names, or (``names`` None) a tuple's items in the message's field order."""
+    for field in message.DESCRIPTOR.fields:
+        item = value[field.index if names is None else names.index(field.name)]
+        target = getattr(message, field.name)
+        kind = field.message_type
+        if kind is None:
+            if field.is_repeated:
+                target.extend(item)
+            elif field.type == FieldDescriptor.TYPE_STRING:
+                setattr(message, field.name, str(item))
+            else:
+                setattr(message, field.name, item or 0)
+        elif kind.full_name == CARDS:
+            if field.is_repeated:
+                for cards in item:
+                    target.add().cards.extend(cards)
+            else:
+                target.SetInParent()
+                target.cards.extend(item or ())
+        elif field.is_repeated:
+            for each in item:
+                _fill(target.add(), each, None)
+        elif item is not None:
+            target.SetInParent()
+            _fill(target, item, None)
+
+
+def _optional(cls: type) -> set[str]:
+    """The fields of NamedTuple ``cls`` that may be None (typed ``... | None``)."""
+    hints = typing.get_type_hints(cls)
+    return {name for name, hint in hints.items() if type(None) in typing.get_args(hint)}
+
+
+def _read(message: Any, cls: type | None, given: dict[str, Any] | None = None) -> Any:
+    """The domain value ``message`` carries: a ``cls`` NamedTuple (fields by name, those
+    not in the message from ``given``), or (``cls`` None) a plain tuple in field order.
+    An optional field's zero or empty value reads as None."""
+    optional = set() if cls is None else _optional(cls)
+    values: dict[str, Any] = dict(given or {})
+    for field in message.DESCRIPTOR.fields:
+        value = getattr(message, field.name)
+        kind = field.message_type
+        if kind is None:
+            value = tuple(value) if field.is_repeated else value
+        elif kind.full_name == CARDS:
+            value = (tuple(tuple(c.cards) for c in value) if field.is_repeated
+                     else tuple(value.cards))
+        elif field.is_repeated:
+            value = tuple(_read(each, None) for each in value)
+        else:
+            value = _read(value, None) if message.HasField(field.name) else None
+        values[field.name] = None if field.name in optional and not value else value
+    if cls is None:
+        return tuple(values[f.name] for f in message.DESCRIPTOR.fields)
+    return cls(**{name: values[name] for name in cls._fields})  # type: ignore[attr-defined]
+
+
 def observation_to_request(observation: Any, decision_id: str,
                            time_left_ms: int) -> pb.DecisionRequest:
-    """Build the DecisionRequest carrying ``observation`` and its pending decision."""
+    """Build the DecisionRequest carrying ``observation`` and its pending decision, in the
+    field named after its game (any registered game whose messages the proto has)."""
     request = pb.DecisionRequest()
     decision: Decision = observation.decision
     request.decision_id = decision_id
     request.kind = KIND_TO_PROTO[decision.kind]
     request.time_left_ms = time_left_ms
     request.legal.extend(action_to_proto(decision.kind, a) for a in decision.legal)
-    if isinstance(observation, six_nimmt.Observation):
-        o = observation
-        six = request.six_nimmt
-        six.seat, six.round, six.trick = o.seat, o.round, o.trick
-        six.hand.extend(o.hand)
-        for cards, rows in ((six.rows, o.rows), (six.piles, o.piles),
-                            (six.revealed, o.revealed)):
-            for row in rows:
-                cards.add().cards.extend(row)
-        six.penalties.extend(o.penalties)
-        six.totals.extend(o.totals)
-        six.trick_plays.SetInParent()
-        six.trick_plays.cards.extend(o.trick_plays or ())
-        six.pool.extend(o.pool)
-        return request
-    n = observation
-    nt = request.no_thanks
-    nt.seat, nt.round, nt.card, nt.pot = n.seat, n.round, n.card or 0, n.pot
-    nt.chips, nt.hidden_card, nt.deck_left = n.chips, n.hidden_card or 0, n.deck_left
-    for cards in n.cards:
-        nt.cards.add().cards.extend(cards)
-    for seat, card, pot, action in n.history:
-        nt.history.add(seat=seat, card=card, pot=pot, action=action)
-    nt.totals.extend(n.totals)
-    nt.out.extend(n.out)
+    game = spec_of_observation(observation).id
+    game_field(request, game)
+    _fill(getattr(request, game), observation, observation._fields)
     return request
 
 
@@ -133,67 +206,23 @@ def observation_from_request(request: pb.DecisionRequest) -> Any:
     """Rebuild the very observation value the referee made, from a DecisionRequest."""
     kind = KIND_FROM_PROTO[request.kind]
     legal = tuple(a for a in (action_from_proto(x) for x in request.legal) if a is not None)
-    if kind in (DecisionKind.TAKE_OR_PASS, DecisionKind.REVEAL_HIDDEN_CARD):
-        legal = tuple(no_thanks.Move(str(a)) for a in legal)
-    if request.WhichOneof("observation") == "six_nimmt":
-        o = request.six_nimmt
-        decision = Decision(o.seat, kind, legal)
-        trick_plays = tuple(o.trick_plays.cards) or None
-        return six_nimmt.Observation(
-            o.seat, o.round, o.trick, tuple(o.hand), tuple(tuple(r.cards) for r in o.rows),
-            tuple(tuple(p.cards) for p in o.piles), tuple(o.penalties), tuple(o.totals),
-            tuple(tuple(t.cards) for t in o.revealed), trick_plays, tuple(o.pool), decision)
-    n = request.no_thanks
-    decision = Decision(n.seat, kind, legal)
-    return no_thanks.Observation(
-        n.seat, n.round, n.card or None, n.pot, n.chips, n.hidden_card or None,
-        tuple(tuple(c.cards) for c in n.cards), n.deck_left,
-        tuple((t.seat, t.card, t.pot, t.action) for t in n.history), tuple(n.totals),
-        tuple(n.out), decision)
-
-
-EVENT_MESSAGES: dict[type, tuple[str, str, Any]] = {
-    six_nimmt.RoundStarted: ("six_nimmt", "round_started", pb.SixNimmtRoundStarted),
-    six_nimmt.CardsRevealed: ("six_nimmt", "cards_revealed", pb.SixNimmtCardsRevealed),
-    six_nimmt.TrickResolved: ("six_nimmt", "trick_resolved", pb.SixNimmtTrickResolved),
-    six_nimmt.CardDrafted: ("six_nimmt", "card_drafted", pb.SixNimmtCardDrafted),
-    six_nimmt.RoundEnded: ("six_nimmt", "round_ended", pb.SixNimmtRoundEnded),
-    six_nimmt.GameEnded: ("six_nimmt", "game_ended", pb.GameEnded),
-    no_thanks.RoundStarted: ("no_thanks", "round_started", pb.NoThanksRoundStarted),
-    no_thanks.CardTurnedUp: ("no_thanks", "card_turned_up", pb.NoThanksCardTurnedUp),
-    no_thanks.Passed: ("no_thanks", "passed", pb.NoThanksPassed),
-    no_thanks.Took: ("no_thanks", "took", pb.NoThanksTook),
-    no_thanks.HiddenRevealed: ("no_thanks", "hidden_revealed", pb.NoThanksHiddenRevealed),
-    no_thanks.RoundEnded: ("no_thanks", "round_ended", pb.NoThanksRoundEnded),
-    no_thanks.GameEnded: ("no_thanks", "game_ended", pb.GameEnded),
-}
-"""Each public engine event class (a NamedTuple): its game's field of ``PublicEvent``, the
-event's field of that game's event message, and the message type. A message's fields are
-the NamedTuple's, in order and of the same names (tests/test_wire.py holds them to it)."""
-EVENT_CLASSES: dict[tuple[str, str], Any] = {
-    (game, name): cls for cls, (game, name, _message) in EVENT_MESSAGES.items()}
-"""Each engine event class by its (game, event) field names in ``PublicEvent``."""
+    game = request.WhichOneof("observation")
+    if game is None:
+        raise ValueError("the DecisionRequest carries no observation")
+    typed = getattr(request, game)
+    spec = get_game(game)
+    decision = Decision(typed.seat, kind, legal)
+    assert spec.observation is not None
+    return _read(typed, spec.observation, {"decision": decision})
 
 
 def event_to_proto(event: Any) -> pb.PublicEvent:
     """Encode one public engine event (a NamedTuple) as a typed PublicEvent."""
-    game, name, _message = EVENT_MESSAGES[type(event)]
+    game, name = event_field(type(event))
     public = pb.PublicEvent()
-    typed = getattr(getattr(public, game), name)
+    typed = getattr(getattr(public, game_field(public, game).name), name)
     typed.SetInParent()
-    for field, value in zip(event._fields, event, strict=True):
-        if value is None:
-            continue
-        target = getattr(typed, field)
-        if isinstance(value, int):
-            setattr(typed, field, value)
-        elif field == "row_choice":
-            target.seat, target.row = value
-        elif value and isinstance(value[0], tuple):
-            for cards in value:
-                target.add().cards.extend(cards)
-        else:
-            target.extend(value)
+    _fill(typed, event, event._fields)
     return public
 
 
@@ -204,23 +233,21 @@ def event_from_proto(public: pb.PublicEvent) -> Any:
     if game is None:
         raise ValueError("the PublicEvent carries no event")
     holder = getattr(public, game)
-    name = holder.WhichOneof("event")
-    cls = EVENT_CLASSES.get((game, name or ""))
+    name = holder.WhichOneof("event") or ""
+    classes = {_snake(cls.__name__): cls for spec in GAMES.values() if spec.id == game
+               for cls in spec.events}
+    cls = classes.get(name)
     if cls is None:
         raise ValueError(f"unknown event {game}.{name}")
-    typed = getattr(holder, name or "")
-    values: list[Any] = []
-    for field in cls._fields:
-        value = getattr(typed, field)
-        if field == "row_choice":
-            values.append((value.seat, value.row) if typed.HasField(field) else None)
-        elif isinstance(value, int):
-            values.append(value)
-        elif typed.DESCRIPTOR.fields_by_name[field].message_type is not None:
-            values.append(tuple(tuple(c.cards) for c in value))
-        else:
-            values.append(tuple(value))
-    return cls(*values)
+    return _read(getattr(holder, name), cls)
+
+
+def event_message(cls: type) -> Descriptor:
+    """The message type that carries events of ``cls`` (an engine event NamedTuple)."""
+    game, name = event_field(cls)
+    holder: Any = game_field(pb.PublicEvent(), game).message_type
+    message: Descriptor = holder.fields_by_name[name].message_type
+    return message
 
 
 def event_type(public: pb.PublicEvent) -> str:

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 import psycopg
 
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract.messages import Closed, Queued
 from bullring.referee.registry import get_game
 from bullring.sdk.house import HOUSE_BOTS
 from bullring.server.errors import DatabaseUnavailableError
@@ -424,13 +425,11 @@ class Ladder(LadderSessions):
             session.matches_left -= 1
             if not session.matches_left:  # its MatchEnded is in the outbox already
                 session.open = False
-                session.outbox.end(pb.Closed(
-                    reason=pb.CLOSE_REASON_MATCHES_PLAYED,
-                    message=f"the {session.game} matches this connection asked for "
-                            f"have been played"))
+                session.outbox.end(Closed(
+                    pb.CLOSE_REASON_MATCHES_PLAYED,
+                    f"the {session.game} matches this connection asked for have been played"))
         if session.open:
-            session.outbox.put_message(pb.PlayResponse(
-                ladder_queued=pb.LadderQueued(game=session.game, bot=name)))
+            session.outbox.put_nowait(Queued(session.game, name))
 
     def _retry(self) -> None:
         if not self._retry_due:

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract.messages import Closed, Queued
 from bullring.referee.registry import get_game
 from bullring.server.errors import (
     BotDisabledError,
@@ -155,8 +156,7 @@ class LadderSessions:
             notice = "" if practice_only else self.shortfall(game_id)
             if notice:
                 log.warning("%s", notice)
-            session.outbox.put_message(pb.PlayResponse(
-                ladder_queued=pb.LadderQueued(game=game_id, bot=bot.name, notice=notice)))
+            session.outbox.put_nowait(Queued(game_id, bot.name, notice))
             self.poke()
         return session
 
@@ -296,7 +296,7 @@ class LadderSessions:
             message = f"bot {name!r} was disabled; it is seated no more"
         self.hub.forget_bot(name, message if reason == pb.CLOSE_REASON_TOKEN_REVOKED else None)
         for session in reversed(self.streams_of(name)):  # the practice run first
-            session.outbox.end(pb.Closed(reason=reason, message=message))
+            session.outbox.end(Closed(reason, message))
             self.leave(session, message)
 
     def _close(self, session: LadderSession) -> None:

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract import codec
+from bullring.contract.messages import Ended, Event, Outgoing, Started
 from bullring.sdk.bot import Bot
-from bullring.server.match import outgoing
 from bullring.server.match.answers import MAX_REJECTS_LOGGED
 from bullring.server.match.outbox import MAX_UNREAD_BYTES, Outbox, replaced
 
@@ -61,20 +61,17 @@ class MatchFeed:
 
     def __init__(self, seats: list[SeatLink]) -> None:
         self.seats = seats
-        self.public: list[bytes] = []
-        """Every public event so far, each a serialized PublicEvent."""
-        self.watched: list[bytes] = []
-        """Every public event so far, each a serialized WatchResponse (shared by every
-        spectator's outbox)."""
+        self.watched: list[Event] = []
+        """Every public event so far (each shared by every spectator's outbox)."""
         self.watched_bytes = 0
-        """The size of ``watched``."""
+        """The size of ``watched`` as WatchResponses."""
         self.spectators: list[Outbox] = []
-        """The outboxes of the spectators watching, each of serialized WatchResponses."""
-        self.ended: pb.MatchEnded | None = None
+        """The outboxes of the spectators watching."""
+        self.ended: Ended | None = None
         """The result, once the match has ended."""
 
     def connect(self, link: SeatLink, outbox: Outbox | None, via: str,
-                on_sent: Callable[[str], None], started: pb.PlayResponse) -> Outbox:
+                on_sent: Callable[[str], None], started: Started) -> Outbox:
         """Connect a new stream to ``link``'s seat and return its outbox (a new one, or
         ``outbox``: a ladder stream's, never closed here), its first message ``started``
         (then the result, if the match has ended). An older stream of the seat is ended
@@ -88,34 +85,30 @@ class MatchFeed:
         link.disconnected = False
         link.strikes = 0
         link.joined_once = True
-        link.outbox.put_message(started)
+        link.outbox.put_nowait(started)
         if self.ended is not None:
-            link.outbox.put_message(pb.PlayResponse(match_ended=self.ended))
+            link.outbox.put_nowait(self.ended)
             if not link.lasting:
                 link.outbox.put_nowait(None)
         return link.outbox
 
     @staticmethod
-    def send(link: SeatLink, item: bytes, decision_id: str | None = None) -> bool:
-        """Queue ``item`` (the request of ``decision_id``, if given) for ``link``'s
-        connection; False if it has stalled (too much left unread, or its transport found
-        its writes waiting too long)."""
+    def send(link: SeatLink, item: Outgoing) -> bool:
+        """Queue ``item`` for ``link``'s connection; False if it has stalled (too much left
+        unread, or its transport found its writes waiting too long)."""
         outbox = link.outbox
         assert outbox is not None
-        outbox.put_nowait(item, decision_id)
+        outbox.put_nowait(item)
         return not outbox.stalled
 
     def publish(self, engine_event: Any) -> list[SeatLink]:
-        """Send an engine event's public form to every connected seat and spectator; return
-        the seats whose connection that ended for leaving too much unread."""
-        public = outgoing.public_event(engine_event)
-        self.public.append(public)
-        message = outgoing.play_event(public)
+        """Send an engine event (one message, shared) to every connected seat and spectator;
+        return the seats whose connection that ended for leaving too much unread."""
+        watched = Event(engine_event)
         stalled = [link for link in self.seats
-                   if link.outbox is not None and not self.send(link, message)]
-        watched = outgoing.watch_event(public)
+                   if link.outbox is not None and not self.send(link, watched)]
         self.watched.append(watched)
-        self.watched_bytes += len(watched)
+        self.watched_bytes += len(codec.watch_bytes(watched))
         if self.spectators:
             for outbox in self.spectators:
                 outbox.put_nowait(watched)
@@ -123,13 +116,13 @@ class MatchFeed:
         return stalled
 
     def watch(self) -> Outbox:
-        """A spectator's outbox of every public message of this match (serialized
-        WatchResponses), from its start; it may fall ``MAX_UNREAD_BYTES`` behind."""
+        """A spectator's outbox of every public message of this match, from its start; it
+        may fall ``MAX_UNREAD_BYTES`` behind."""
         outbox = Outbox(self.watched_bytes + MAX_UNREAD_BYTES, seat=False)
         for watched in self.watched:
             outbox.put_nowait(watched)
         if self.ended is not None:
-            outbox.put_nowait(pb.WatchResponse(match_ended=self.ended).SerializeToString())
+            outbox.put_nowait(self.ended)
             outbox.put_nowait(None)
         else:
             self.spectators.append(outbox)
@@ -140,13 +133,13 @@ class MatchFeed:
         with contextlib.suppress(ValueError):
             self.spectators.remove(outbox)
 
-    def end(self, ended: pb.MatchEnded, on_sent: Callable[..., None]) -> None:
+    def end(self, ended: Ended, on_sent: Callable[..., None]) -> None:
         """Tell every seat and spectator the result; ``on_sent`` is the runner's request
         hook, unhooked from the outboxes that outlive the match."""
         self.ended = ended
         for link in self.seats:
             if link.outbox is not None:
-                link.outbox.put_message(pb.PlayResponse(match_ended=ended))
+                link.outbox.put_nowait(ended)
                 if not link.lasting:
                     link.outbox.put_nowait(None)
                 elif getattr(link.outbox.on_sent, "func", None) == on_sent:
@@ -154,7 +147,6 @@ class MatchFeed:
                     # would make runner -> seat -> outbox -> runner a cycle (freed only by a
                     # full collection) once its bot leaves before its next match.
                     link.outbox.on_sent = None
-        watched = pb.WatchResponse(match_ended=ended).SerializeToString()
         for outbox in self.spectators:
-            outbox.put_nowait(watched)
+            outbox.put_nowait(ended)
             outbox.put_nowait(None)

@@ -8,8 +8,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from bullring.contract import wire
-from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract import codec
+from bullring.contract.messages import Ended, Event, Watched
 from bullring.referee.core import RefereeError
 from bullring.referee.registry import get_game
 from bullring.referee.replay import ReplayError, public_events
@@ -196,29 +196,29 @@ class MatchHub:
                       if seat is not None and seat[0] == match_id]:
             del self._tokens[token]
 
-    async def ended(self, match_id: str) -> list[bytes] | None:
+    async def ended(self, match_id: str) -> list[Watched] | None:
         """What a spectator of a match that ended (and is no longer live here) is sent: its
-        public events from the stored replay, then its end, each a serialized WatchResponse;
-        None if no replay is stored. Built once per match and shared by every reader
+        public events from the stored replay, then its end; None if no replay is stored.
+        Built once per match and shared by every reader
         (``archive``)."""
         if not 0 < len(match_id) <= 64 or "\x00" in match_id:
             return None  # no such id is stored (and PostgreSQL refuses NUL in a string)
         return await self.archive.get(("watch", match_id),
                                       lambda: asyncio.to_thread(self._watched, match_id))
 
-    def _watched(self, match_id: str) -> list[bytes] | None:
-        """The serialized WatchResponses of an ended match, re-played from its replay (a
-        blocking call)."""
+    def _watched(self, match_id: str) -> list[Watched] | None:
+        """The public messages of an ended match, re-played from its replay and encoded for
+        gRPC once (a blocking call)."""
         try:
             replay = self.store.replay(match_id)
             events = public_events(replay)
         except (UnknownMatchError, ReplayError):
             return None
-        messages = [pb.WatchResponse(event=wire.event_to_proto(e)).SerializeToString()
-                    for e in events]
-        messages.append(pb.WatchResponse(match_ended=pb.MatchEnded(
-            totals=replay["totals"], ranks=replay["ranks"],
-            termination=wire.TERMINATION[replay["termination"]])).SerializeToString())
+        messages: list[Watched] = [Event(e) for e in events]
+        messages.append(Ended(tuple(replay["totals"]), tuple(replay["ranks"]),
+                              replay["termination"]))
+        for message in messages:
+            codec.watch_bytes(message)  # here, in the worker thread, once for every reader
         return messages
 
     async def replay_json(self, match_id: str) -> bytes:

@@ -15,7 +15,9 @@ import collections
 import time
 from collections.abc import Callable
 
+from bullring.contract import codec
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract.messages import Closed, Outgoing, Request
 
 MAX_UNREAD_BYTES = 256 << 10
 """Bytes a connection may leave unread in its outbox before it is ended as stalled (256
@@ -26,10 +28,12 @@ come."""
 
 
 class Outbox:
-    """The messages waiting for one connection, in order, each serialized (PlayResponses
-    for a seat, WatchResponses for a spectator); None ends the connection. Every message
+    """The messages waiting for one connection, in order, each a typed message (a seat's
+    ``Outgoing``, a spectator's ``Watched``) that its transport encodes; None ends the
+    connection. Every message
     for the connection goes through it (verdicts, events, requests, the end), and it holds
-    at most ``limit`` bytes: past that it drops them all and ends the connection
+    at most ``limit`` bytes (each message counted as the gRPC stream writes it): past that
+    it drops them all and ends the connection
     (``stalled``, with a last ``Closed`` message for a seat's), so a client that stops
     reading can never make the server hold an ever longer queue.
 
@@ -40,7 +44,7 @@ class Outbox:
     """
 
     def __init__(self, limit: int = MAX_UNREAD_BYTES, seat: bool = True) -> None:
-        self._items: collections.deque[tuple[bytes | None, str | None]] = collections.deque()
+        self._items: collections.deque[tuple[Outgoing | None, int]] = collections.deque()
         self._waiter: asyncio.Future[None] | None = None
         self.limit = limit
         """The most bytes it holds unread."""
@@ -64,27 +68,30 @@ class Outbox:
         self.writing_since: float | None = None
         """When (monotonic seconds) the messages being written were taken out; None while
         the writer waits for more (what it took is written)."""
-        self.closed_by: pb.Closed | None = None
+        self.closed_by: Closed | None = None
         """Why the server ended this connection on purpose (``end`` or ``stall``), if it
         did."""
 
-    def put_nowait(self, item: bytes | None, decision_id: str | None = None) -> None:
-        """Queue ``item`` (the request of ``decision_id``, if given) and wake the reader;
-        past the limit, end the connection as stalled instead."""
+    def put_nowait(self, item: Outgoing | None) -> None:
+        """Queue ``item`` and wake the reader; past the limit, end the connection as
+        stalled instead."""
         if self.ended:
             return
         if item is None:
             self.ended = True
-        elif self.unread + len(item) > self.limit:
+            self._push(None, 0)
+            return
+        size = len(codec.play_bytes(item) if self.seat
+                   else codec.watch_bytes(item))  # type: ignore[arg-type]  # an Event or Ended
+        if self.unread + size > self.limit:
             self.stall(f"{self.limit} bytes left unread")
             return
-        self._push(item, decision_id)
+        self._push(item, size)
 
-    def _push(self, item: bytes | None, decision_id: str | None = None) -> None:
-        """Queue ``item`` whatever the limit, and wake the reader."""
-        if item is not None:
-            self.unread += len(item)
-        self._items.append((item, decision_id))
+    def _push(self, item: Outgoing | None, size: int) -> None:
+        """Queue ``item`` (``size`` bytes) whatever the limit, and wake the reader."""
+        self.unread += size
+        self._items.append((item, size))
         self._wake()
 
     def _wake(self) -> None:
@@ -109,12 +116,12 @@ class Outbox:
         self._items.clear()
         self.unread = 0
         if self.seat:
-            self.closed_by = pb.Closed(
-                reason=pb.CLOSE_REASON_STALLED,
-                message=f"the server ended this connection: {why} (the client does not "
-                        f"read what it is sent); connect again")
-            self._push(pb.PlayResponse(closed=self.closed_by).SerializeToString())
-        self._push(None)
+            self.closed_by = Closed(
+                pb.CLOSE_REASON_STALLED,
+                f"the server ended this connection: {why} (the client does not read what "
+                f"it is sent); connect again")
+            self._push(self.closed_by, 0)
+        self._push(None, 0)
         if self.on_stalled is not None:
             self.on_stalled()
 
@@ -129,18 +136,14 @@ class Outbox:
         """Why the connection ended, for the match log: ``otherwise`` unless stalled."""
         return self.stalled_why if self.stalled else otherwise
 
-    def end(self, closed: pb.Closed) -> None:
+    def end(self, closed: Closed) -> None:
         """End the connection on purpose: ``closed`` is its last message (an outbox that
         has already ended is left as it is)."""
         if self.ended:
             return
         self.closed_by = closed
-        self._push(pb.PlayResponse(closed=closed).SerializeToString())
+        self._push(closed, 0)
         self.put_nowait(None)
-
-    def put_message(self, message: pb.PlayResponse) -> None:
-        """Queue a PlayResponse that is not a decision request."""
-        self.put_nowait(message.SerializeToString())
 
     def empty(self) -> bool:
         """True if nothing is waiting."""
@@ -150,16 +153,15 @@ class Outbox:
         """How many messages are waiting."""
         return len(self._items)
 
-    def get_nowait(self) -> bytes | None:
+    def get_nowait(self) -> Outgoing | None:
         """Take the next message (``asyncio.QueueEmpty`` if none) to write it; a decision
         request counts as sent once written (see ``written``)."""
         if not self._items:
             raise asyncio.QueueEmpty
-        item, decision_id = self._items.popleft()
-        if item is not None:
-            self.unread -= len(item)
-        if decision_id is not None:
-            self._writing.append(decision_id)
+        item, size = self._items.popleft()
+        self.unread -= size
+        if type(item) is Request:
+            self._writing.append(item.decision_id)
         if self.writing_since is None:
             self.writing_since = time.monotonic()
         return item
@@ -175,7 +177,7 @@ class Outbox:
                 for decision_id in sent:
                     self.on_sent(decision_id)
 
-    async def get(self) -> bytes | None:
+    async def get(self) -> Outgoing | None:
         """Wait for the next message and take it (what was taken before is written)."""
         self.written()
         if not self._items:  # no extra coroutine on the hot path, where messages wait
@@ -193,9 +195,9 @@ class Outbox:
             self.written()
 
 
-def replaced(via: str) -> pb.Closed:
+def replaced(via: str) -> Closed:
     """The end of a connection that a newer one with the same token took over; ``via``
     names the newer one (transport and peer address)."""
-    return pb.Closed(reason=pb.CLOSE_REASON_REPLACED,
-                     message="replaced by a newer connection with the same token"
-                             + (f" ({via})" if via else ""))
+    return Closed(pb.CLOSE_REASON_REPLACED,
+                  "replaced by a newer connection with the same token"
+                  + (f" ({via})" if via else ""))

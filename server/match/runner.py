@@ -27,13 +27,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract.messages import Accepted, Ended, Rejected, Request, Started, Verdict
 from bullring.referee.core import Action
 from bullring.referee.registry import AnyGameState, get_game
 from bullring.referee.replay import answer_event, build_replay
 from bullring.sdk.house import house_bot
-from bullring.server.match import outgoing
 from bullring.server.match.answers import MAX_ID_LOGGED, not_pending, refusal
 from bullring.server.match.clock import MatchClock, Pending
 from bullring.server.match.feed import MatchFeed, SeatLink
@@ -122,14 +121,14 @@ class MatchRunner:
             self._answer_for_absent()
 
     @property
-    def ended(self) -> pb.MatchEnded | None:
+    def ended(self) -> Ended | None:
         """The result, once the match has ended."""
         return self.feed.ended
 
     # -- answers -------------------------------------------------------------------------
 
     def submit(self, seat: int, decision_id: str, action: Action | None, *,
-               field: str | None, comment: str = "") -> pb.AnswerAccepted | pb.AnswerRejected:
+               field: str | None, comment: str = "") -> Verdict:
         """Take one answer from ``seat``: accepted, ignored as a duplicate, or rejected
         (``refusal`` says why; ``field`` is the ``Action`` field it set). An accepted
         answer's ``comment`` goes into the match log only: nobody sees it before the match
@@ -150,7 +149,7 @@ class MatchRunner:
         kind = self.state.pending[seat].kind
         if seat in pending.answers:
             self.tally.not_take(kind, "duplicate")
-            return pb.AnswerAccepted(decision_id=decision_id)  # a retry: counted once
+            return Accepted(decision_id)  # a retry: counted once
         refused = refusal(self.state, seat, action, field, comment)
         if refused is not None:
             return self._reject(seat, decision_id, kind, refused[0], refused[1])
@@ -161,10 +160,10 @@ class MatchRunner:
         pending.answers[seat] = action
         link.strikes = 0
         pending.mark_complete()
-        return pb.AnswerAccepted(decision_id=decision_id)
+        return Accepted(decision_id)
 
     def _reject(self, seat: int, decision_id: str, kind: str, reason: pb.RejectReason,
-                message: str) -> pb.AnswerRejected:
+                message: str) -> Rejected:
         """The rejection of an answer (to a decision of ``kind``); logged, up to
         ``MAX_REJECTS_LOGGED`` a seat per decision point (a bot that floods wrong answers
         must not grow the match log), and counted."""
@@ -172,7 +171,7 @@ class MatchRunner:
         if self.seats[seat].count_rejection(self.state.step):
             self._event("reject", seat=seat, decision_id=decision_id[:MAX_ID_LOGGED],
                         reason=pb.RejectReason.Name(reason), message=message)
-        return pb.AnswerRejected(decision_id=decision_id, reason=reason, message=message)
+        return Rejected(decision_id, reason, message)
 
     # -- the match -----------------------------------------------------------------------
 
@@ -361,8 +360,7 @@ class MatchRunner:
         now = time.monotonic()
         left_ms = max(0, round((self.clock.due(pending, seat, now) - now) * 1000))
         decision_id = pending.ids[seat]
-        if not self.feed.send(link, outgoing.decision(self.state.observation(seat), decision_id,
-                                                      left_ms), decision_id):
+        if not self.feed.send(link, Request(decision_id, self.state.observation(seat), left_ms)):
             self._drop_stalled(link)
 
     def _sent(self, seat: int, decision_id: str) -> None:
@@ -431,15 +429,12 @@ class MatchRunner:
         try:
             await self._on_finish(replay)
         finally:
-            self.feed.end(pb.MatchEnded(totals=totals, ranks=ranks,
-                                        termination=wire.TERMINATION[termination]), self._sent)
+            self.feed.end(Ended(tuple(totals), tuple(ranks), termination), self._sent)
             self.done.set()
 
-    def _match_started(self, seat: int) -> pb.PlayResponse:
-        settings = wire.settings_to_proto(self.state.settings, self.spec.id)
-        return pb.PlayResponse(match_started=pb.MatchStarted(
-            match_id=self.config.match_id, game=self.spec.id, settings=settings, seat=seat,
-            seat_names=self.config.seat_names, rated=self.config.rated))
+    def _match_started(self, seat: int) -> Started:
+        return Started(self.config.match_id, self.spec.id, dict(self.state.settings), seat,
+                       tuple(self.config.seat_names), self.config.rated)
 
     def _check_all_joined(self) -> None:
         if all(link.joined_once or link.house is not None for link in self.seats):

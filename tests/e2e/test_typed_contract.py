@@ -19,6 +19,7 @@ from google.protobuf.message import Message
 
 from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.registry import GAMES
 from tests.seat_client import SeatClient
 from tests.serving import ServerProcess
 
@@ -219,7 +220,7 @@ def test_the_openapi_document_names_every_play_payload_with_described_fields(
     and the stream messages; every field of each (and of all they hold) has a description,
     none is a JSON-carrying string; the play routes list their specific error codes."""
     document = httpx.get(f"{server.http}/openapi.json").json()
-    events = [message.DESCRIPTOR.name for _, _, message in wire.EVENT_MESSAGES.values()]
+    events = [wire.event_message(cls).name for spec in GAMES.values() for cls in spec.events]
     roots = ["DecisionRequest", "Verdict", "PollResult", "PollMessage", "PlayResponse",
              "WatchResponse", "PublicEvent", "AnswerIn", "ErrorBody", *events]
     schemas = reachable(document, roots)

@@ -14,8 +14,9 @@ from typing import Any
 
 import grpc
 
-from bullring.contract import wire
+from bullring.contract import codec, wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract.messages import Accepted
 from bullring.referee.six_nimmt import new_state
 from bullring.server.match.hub import MatchHub
 from bullring.server.match.outbox import MAX_UNREAD_BYTES, Outbox
@@ -29,9 +30,10 @@ async def _nothing(_replay: dict[str, Any]) -> None:
 
 
 async def _watched(spectator: Outbox) -> pb.WatchResponse | None:
-    """A spectator's next message, parsed (None: the end)."""
-    raw = await spectator.get()
-    return None if raw is None else pb.WatchResponse.FromString(raw)
+    """A spectator's next message, as the gRPC stream writes it (None: the end)."""
+    item = await spectator.get()
+    return None if item is None else pb.WatchResponse.FromString(
+        codec.watch_bytes(item))  # type: ignore[arg-type]  # an event or the end
 
 
 def _runner(deadline_ms: int, **settings_given: Any) -> MatchRunner:
@@ -45,9 +47,9 @@ def _runner(deadline_ms: int, **settings_given: Any) -> MatchRunner:
 async def _next_request(outbox: Outbox) -> pb.DecisionRequest:
     """Take messages from ``outbox`` (as its stream would) up to the next decision request."""
     while True:
-        raw = await outbox.get()
-        assert raw is not None, "the connection ended before a request came"
-        message = pb.PlayResponse.FromString(raw)
+        item = await outbox.get()
+        assert item is not None, "the connection ended before a request came"
+        message = pb.PlayResponse.FromString(codec.play_bytes(item))
         if message.WhichOneof("body") == "decision":
             return message.decision
 
@@ -77,7 +79,7 @@ def test_a_request_held_in_the_outbox_keeps_the_seats_full_deadline() -> None:
         assert request.time_left_ms == 500
         verdict = runner.submit(0, request.decision_id, wire.action_from_proto(request.legal[0]),
                                 field="card")
-        assert isinstance(verdict, pb.AnswerAccepted)
+        assert isinstance(verdict, Accepted)
         assert not [e for e in runner.log if e["type"] == "timeout"]
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -151,7 +153,9 @@ def test_a_connection_that_stops_reading_is_dropped_not_fed_forever() -> None:
         drops = [e for e in runner.log if e["type"] == "disconnect"]
         assert [(e["seat"], e["reason"]) for e in drops] == \
             [(0, "3 timeouts in a row"), (0, f"stalled: {MAX_UNREAD_BYTES} bytes left unread")]
-        closed = pb.PlayResponse.FromString(outbox.get_nowait() or b"").closed
+        last = outbox.get_nowait()
+        assert last is not None
+        closed = pb.PlayResponse.FromString(codec.play_bytes(last)).closed
         assert closed.reason == pb.CLOSE_REASON_STALLED
         assert outbox.qsize() == 1 and outbox.get_nowait() is None
         assert runner.state.over and runner.seats[0].outbox is None

@@ -1,6 +1,6 @@
 """The protobuf adapters the server runs for every message: a request carries exactly the
-referee's observation, the messages the server writes as bytes (server/match/outgoing.py) are the
-bytes protobuf writes, a batch put together from bytes is the batch protobuf would write,
+referee's observation, the messages the server writes as bytes (bullring.contract.codec) are
+the bytes protobuf writes, a batch put together from bytes is the batch protobuf would write,
 and every public event is a typed message that carries its engine event exactly."""
 
 from __future__ import annotations
@@ -11,12 +11,11 @@ from typing import Any
 
 import pytest
 
-from bullring.contract import wire
+from bullring.contract import codec, messages, wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.referee import no_thanks, six_nimmt
 from bullring.referee.core import Decision, DecisionKind
 from bullring.referee.registry import get_game
-from bullring.server.match import outgoing
 
 GAMES = [("six_nimmt", 2, {}), ("six_nimmt", 5, {"variant": "professional"}),
          ("no_thanks", 3, {}), ("no_thanks", 4, {"hidden_card": "true", "tens_out": "true"})]
@@ -46,12 +45,12 @@ def test_a_request_carries_the_observation_exactly(game: str, seats: int,
                 request = wire.observation_to_request(o, f"m:{step}", 250)
                 assert wire.observation_from_request(request) == o
                 assert (request.decision_id, request.time_left_ms) == (f"m:{step}", 250)
-                assert outgoing.decision(o, f"m:{step}", 250) == \
+                assert codec.play_bytes(messages.Request(f"m:{step}", o, 250)) == \
                     pb.PlayResponse(decision=request).SerializeToString()
 
 
 def test_a_batch_from_bytes_is_the_batch_protobuf_writes() -> None:
-    """``outgoing.batch`` equals appending the messages to a batch and serializing it, for
+    """``codec.batch`` equals appending the messages to a batch and serializing it, for
     messages small and large (lengths that take one and two varint bytes)."""
     messages = [pb.PlayResponse(accepted=pb.AnswerAccepted(decision_id="m:1:0")),
                 pb.PlayResponse(event=wire.event_to_proto(six_nimmt.RoundStarted(
@@ -59,7 +58,7 @@ def test_a_batch_from_bytes_is_the_batch_protobuf_writes() -> None:
                 pb.PlayResponse(match_ended=pb.MatchEnded(totals=[1, 2], ranks=[1, 2]))]
     batch = pb.PlayResponse()
     batch.batch.messages.extend(messages)
-    raw = outgoing.batch([m.SerializeToString() for m in messages])
+    raw = codec.batch([m.SerializeToString() for m in messages])
     assert raw == batch.SerializeToString()
     assert list(wire.unbatch(pb.PlayResponse.FromString(raw))) == messages
 
@@ -77,28 +76,27 @@ def test_an_event_is_typed_and_written_as_protobuf_writes_it(
                 assert message.WhichOneof("game") == game
                 assert wire.event_from_proto(message) == event
                 seen.add(wire.event_type(message))
-                public = outgoing.public_event(event)
-                assert public == message.SerializeToString()
-                assert outgoing.play_event(public) == \
+                sent = messages.Event(event)
+                assert codec.play_bytes(sent) == \
                     pb.PlayResponse(event=message).SerializeToString()
+                assert codec.watch_bytes(sent) == \
+                    pb.WatchResponse(event=message).SerializeToString()
     assert {"RoundStarted", "RoundEnded", "GameEnded"} <= seen
 
 
 def test_every_event_message_has_the_engine_event_fields() -> None:
     """Each engine event class maps to a message of its game whose fields are the event's
     fields, in order, numbered from 1: nothing an engine publishes is left off the wire."""
-    games = {field.name for field in pb.PublicEvent.DESCRIPTOR.fields}
-    for cls, (game, name, message) in wire.EVENT_MESSAGES.items():
-        event: Any = cls
-        assert game in games and getattr(importlib.import_module(f"bullring.referee.{game}"),
-                                         event.__name__) is event
-        holder: Any = pb.PublicEvent.DESCRIPTOR.fields_by_name[game].message_type
-        assert holder.fields_by_name[name].message_type is message.DESCRIPTOR
-        assert [(f.name, f.number) for f in message.DESCRIPTOR.fields] == \
-            [(field, n) for n, field in enumerate(event._fields, 1)]
     for module in (six_nimmt, no_thanks):
-        events = module.Event.__args__
-        assert set(events) <= set(wire.EVENT_MESSAGES), module.__name__
+        spec = get_game(module.__name__.rsplit(".", 1)[1])
+        assert set(spec.events) == set(module.Event.__args__), module.__name__
+        for cls in spec.events:
+            event: Any = cls
+            assert getattr(importlib.import_module(f"bullring.referee.{spec.id}"),
+                           event.__name__) is event
+            message = wire.event_message(cls)
+            assert [(f.name, f.number) for f in message.fields] == \
+                [(field, n) for n, field in enumerate(event._fields, 1)]
 
 
 @pytest.mark.parametrize(("game", "seats", "settings"), GAMES)
@@ -131,7 +129,8 @@ def test_a_number_is_written_as_protobuf_writes_it(value: int) -> None:
     empty = six_nimmt.Observation(0, 0, 0, (), (), (), (), (), (), None, (),
                                   Decision(0, DecisionKind.PLAY_CARD, ()))
     observation = empty._replace(round=value, hand=tuple(cards), totals=(value,))
-    assert outgoing.decision(observation, "m:1:0", value) == expected.SerializeToString()
+    assert codec.play_bytes(messages.Request("m:1:0", observation, value)) == \
+        expected.SerializeToString()
     in_lists = pb.PlayResponse(decision=pb.DecisionRequest(
         decision_id="m:1:0", kind=pb.DECISION_KIND_PLAY_CARD,
         six_nimmt=pb.SixNimmtObservation(rows=[pb.Cards(cards=cards)],
@@ -139,6 +138,7 @@ def test_a_number_is_written_as_protobuf_writes_it(value: int) -> None:
                                          trick_plays=pb.Cards(cards=[value]), pool=[value])))
     listed = empty._replace(rows=(tuple(cards),), revealed=((value,),), trick_plays=(value,),
                             pool=(value,))
-    assert outgoing.decision(listed, "m:1:0", 0) == in_lists.SerializeToString()
-    assert outgoing.accepted(f"m:{value}:0") == pb.PlayResponse(
+    assert codec.play_bytes(messages.Request("m:1:0", listed, 0)) == \
+        in_lists.SerializeToString()
+    assert codec.play_bytes(messages.Accepted(f"m:{value}:0")) == pb.PlayResponse(
         accepted=pb.AnswerAccepted(decision_id=f"m:{value}:0")).SerializeToString()

@@ -10,8 +10,9 @@ from typing import Any
 
 import grpc
 
-from bullring.contract import wire
+from bullring.contract import codec, wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract.messages import Accepted, Outgoing, Rejected, Verdict
 from bullring.server.errors import (
     FellBehindError,
     InvalidRequestError,
@@ -23,7 +24,6 @@ from bullring.server.errors import (
     answer_grpc,
 )
 from bullring.server.ladder.seating import Ladder
-from bullring.server.match import outgoing
 from bullring.server.match.clock import loop_watch
 from bullring.server.match.feed import FELL_BEHIND
 from bullring.server.match.hub import MatchHub
@@ -178,7 +178,7 @@ class BotService:
                 if message.WhichOneof("body") != "answer":
                     continue  # a repeated Join changes nothing
                 target = route()
-                outbox.put_nowait(_verdict_bytes(self._submit(target, message.answer)))
+                outbox.put_nowait(self._submit(target, message.answer))
                 if target is not None:
                     target[0].settle()
                 if outbox.ended:
@@ -189,13 +189,11 @@ class BotService:
             if problem:
                 outbox.put_nowait(None)
 
-    def _submit(self, target: tuple[MatchRunner, int] | None, answer: pb.Answer
-                ) -> pb.AnswerAccepted | pb.AnswerRejected:
+    def _submit(self, target: tuple[MatchRunner, int] | None, answer: pb.Answer) -> Verdict:
         if target is None:
             self.hub.tally.answer_unrouted()
-            return pb.AnswerRejected(decision_id=answer.decision_id,
-                                     reason=pb.REJECT_REASON_NOT_PENDING,
-                                     message="no match of this bot is in progress here")
+            return Rejected(answer.decision_id, pb.REJECT_REASON_NOT_PENDING,
+                            "no match of this bot is in progress here")
         runner, seat = target
         return runner.submit(seat, answer.decision_id, wire.action_from_proto(answer.action),
                              field=wire.action_field(answer.action), comment=answer.comment)
@@ -211,7 +209,7 @@ class BotService:
         try:
             async with guarded(outbox, self.stall_s, leave, self.metrics, "grpc_subscribe"):
                 async for item in _drain(outbox, request.accept_batches):
-                    yield outgoing.subscribed(item)
+                    yield codec.subscribed(item)
                 await _closed_status(outbox, context)
         except asyncio.CancelledError:
             why = CANCELLED
@@ -231,9 +229,10 @@ class BotService:
         verdict = self._submit(target, message.answer)
         if target is not None:
             target[0].settle()  # the verdict goes back in the response, the events on the stream
-        if isinstance(verdict, pb.AnswerAccepted):
-            return pb.SubmitAnswerResponse(accepted=verdict)
-        return pb.SubmitAnswerResponse(rejected=verdict)
+        if isinstance(verdict, Accepted):
+            return pb.SubmitAnswerResponse(accepted=pb.AnswerAccepted(
+                decision_id=verdict.decision_id))
+        return pb.SubmitAnswerResponse(rejected=codec.rejected_proto(verdict))
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler serving this service's methods."""
@@ -266,14 +265,14 @@ class SpectatorService:
             if ended is None:
                 await abort_grpc(context, UnknownMatchError(_no_match(message.match_id)))
             for stored in ended:
-                yield stored
+                yield codec.watch_bytes(stored)
             return
         outbox = runner.feed.watch()
         streams = self.metrics.stream("grpc_watch")
         streams.inc()
         try:
             while (item := await outbox.get()) is not None:
-                yield item
+                yield codec.watch_bytes(item)  # type: ignore[arg-type]  # events, the end
         finally:
             streams.dec()
             runner.feed.unwatch(outbox)  # a spectator that left is fed no more
@@ -297,8 +296,8 @@ async def _closed_status(outbox: Outbox, context: grpc.aio.ServicerContext[Any, 
 
 
 async def _drain(outbox: Outbox, batches: bool) -> AsyncIterator[bytes]:
-    """Every message of a seat's ``outbox`` until its end; with ``batches``, the messages
-    ready at once go out together as one batch."""
+    """Every message of a seat's ``outbox`` until its end, each a serialized PlayResponse;
+    with ``batches``, the messages ready at once go out together as one batch."""
     while (item := await outbox.get()) is not None:
         if batches and not outbox.empty():
             batch, ended = _take_ready(outbox, item)
@@ -306,7 +305,7 @@ async def _drain(outbox: Outbox, batches: bool) -> AsyncIterator[bytes]:
             if ended:
                 return
         else:
-            yield item
+            yield codec.play_bytes(item)
 
 
 CANCELLED = "the call was cancelled (the client cancelled it, or its connection was lost)"
@@ -330,23 +329,16 @@ MAX_ID_ECHO = 64
 """The longest id an error message repeats (match ids are 12 characters)."""
 
 
-def _take_ready(outbox: Outbox, first: bytes) -> tuple[bytes, bool]:
+def _take_ready(outbox: Outbox, first: Outgoing) -> tuple[bytes, bool]:
     """``first`` and every message already waiting in ``outbox``, as one serialized
     PlayResponse (a batch if more than one); True if the outbox's end came among them."""
-    parts = [first]
+    parts = [codec.play_bytes(first)]
     ended = False
     while not outbox.empty():
         item = outbox.get_nowait()
         if item is None:
             ended = True
             break
-        parts.append(item)
-    return (first if len(parts) == 1 else outgoing.batch(parts)), ended
-
-
-def _verdict_bytes(verdict: pb.AnswerAccepted | pb.AnswerRejected) -> bytes:
-    """The serialized PlayResponse carrying ``verdict``."""
-    if isinstance(verdict, pb.AnswerAccepted):
-        return outgoing.accepted(verdict.decision_id)
-    return pb.PlayResponse(rejected=verdict).SerializeToString()
+        parts.append(codec.play_bytes(item))
+    return (parts[0] if len(parts) == 1 else codec.batch(parts)), ended
 

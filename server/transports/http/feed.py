@@ -14,15 +14,14 @@ from fastapi import APIRouter, Depends, Header
 from fastapi.responses import Response, StreamingResponse
 from fastapi.sse import format_sse_event
 
-from bullring.contract import wire
-from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract.messages import Ended, Event, Watched
 from bullring.server.errors import MatchElsewhereError, MatchNotStartedError, UnknownMatchError
 from bullring.server.match.feed import FELL_BEHIND
 from bullring.server.match.runner import MatchRunner
 from bullring.server.transports.http.browse import MatchId, match_info
 from bullring.server.transports.http.context import Context
 from bullring.server.transports.http.errors import error_responses
-from bullring.server.transports.http.proto_json import to_json
+from bullring.server.transports.http.proto_json import watch_json
 
 router = APIRouter(prefix="/api", tags=["browse"])
 
@@ -54,21 +53,20 @@ class EncodedFeed:
         return memoryview(self.body)[self.starts[min(skip, len(self.starts) - 1)]:]
 
 
-def _event(item: pb.WatchResponse, number: int | None) -> bytes:
+def _event(item: Watched, number: int | None) -> bytes:
     """``item`` as one Server-Sent Event: its body's name, the proto JSON, its number."""
-    return format_sse_event(event=item.WhichOneof("body"), data_str=json.dumps(to_json(item)),
+    return format_sse_event(event="event" if isinstance(item, Event) else "match_ended",
+                            data_str=json.dumps(watch_json(item)),
                             id=None if number is None else str(number))
 
 
-def _encode(items: list[bytes]) -> EncodedFeed:
-    """The serialized WatchResponses of an ended match as its encoded feed."""
+def _encode(items: list[Watched]) -> EncodedFeed:
+    """The public messages of an ended match as its encoded feed."""
     chunks: list[bytes] = []
     starts: list[int] = []
     at = 0
-    for number, raw in enumerate(items, 1):
-        item = pb.WatchResponse.FromString(raw)
-        ended = item.WhichOneof("body") == "match_ended"
-        chunk = _event(item, None if ended else number)
+    for number, item in enumerate(items, 1):
+        chunk = _event(item, number if isinstance(item, Event) else None)
         starts.append(at)
         chunks.append(chunk)
         at += len(chunk)
@@ -76,7 +74,7 @@ def _encode(items: list[bytes]) -> EncodedFeed:
 
 
 async def watched(ctx: Context, match_id: MatchId
-                  ) -> MatchRunner | EncodedFeed | pb.MatchEnded:
+                  ) -> MatchRunner | EncodedFeed | Ended:
     """The live runner of ``match_id``; for a match that ended, its public events from the
     stored replay and its end, encoded once for every reader (or only its end, without a
     replay); 404/409 for a match that is unknown, not started, or running on another
@@ -95,9 +93,7 @@ async def watched(ctx: Context, match_id: MatchId
     stored = await ctx.hub.archive.get(("feed", match_id), lambda: _encoded(ctx, match_id))
     if stored is not None:
         return stored
-    return pb.MatchEnded(totals=info.totals, ranks=info.ranks,
-                         termination=wire.TERMINATION.get(info.termination or "",
-                                                          pb.TERMINATION_UNSPECIFIED))
+    return Ended(tuple(info.totals), tuple(info.ranks), info.termination or "")
 
 
 async def _encoded(ctx: Context, match_id: str) -> EncodedFeed | None:
@@ -112,7 +108,7 @@ async def _encoded(ctx: Context, match_id: str) -> EncodedFeed | None:
             responses=error_responses(422, refusals=(UnknownMatchError, MatchElsewhereError,
                                                      MatchNotStartedError)))
 async def feed(ctx: Context,
-               source: Annotated[MatchRunner | EncodedFeed | pb.MatchEnded, Depends(watched)],
+               source: Annotated[MatchRunner | EncodedFeed | Ended, Depends(watched)],
                last_event_id: Annotated[int, Header(
                    alias="Last-Event-ID", ge=0, le=2**31,
                    description="resume after this event (sent by a reconnecting EventSource)")
@@ -121,8 +117,8 @@ async def feed(ctx: Context,
     them: the event name is the WatchResponse body (``event``, numbered by ``id``, then
     ``match_ended``), the data is the WatchResponse as proto JSON. A match that ended is
     sent whole at once, encoded once for all its readers."""
-    if isinstance(source, pb.MatchEnded):
-        return Response(_event(pb.WatchResponse(match_ended=source), None),
+    if isinstance(source, Ended):
+        return Response(_event(source, None),
                         media_type="text/event-stream", headers=HEADERS)
     if isinstance(source, EncodedFeed):
         return Response(source.after(last_event_id or 0), media_type="text/event-stream",
@@ -146,12 +142,11 @@ async def _live(runner: MatchRunner, skip: int, streams: Any) -> AsyncIterator[b
                 except TimeoutError:
                     yield PING
                     continue
-            raw = await outbox.get()
-            if raw is None:
+            item = await outbox.get()
+            if item is None:
                 break
-            item = pb.WatchResponse.FromString(raw)
-            if item.WhichOneof("body") == "match_ended":
-                yield _event(item, None)
+            if not isinstance(item, Event):  # the end
+                yield _event(item, None)  # type: ignore[arg-type]
                 continue
             number += 1
             if number > skip:

@@ -18,7 +18,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
+from bullring.contract import codec
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract.messages import Accepted
 from bullring.referee.registry import UnknownGameError
 from bullring.server.errors import (
     BotDisabledError,
@@ -180,7 +182,7 @@ async def stream(ctx: Context, connection: StreamConnection, request: Request
         number = 0
         while (raw := await outbox.get()) is not None:
             number += 1
-            item = pb.PlayResponse.FromString(raw)
+            item = codec.to_proto(raw)
             yield ServerSentEvent(event=item.WhichOneof("body"), data=to_json(item),
                                   id=str(number))
 
@@ -244,6 +246,6 @@ async def answer(ctx: Context, body: AnswerIn, caller: Caller) -> Verdict:
     verdict = runner.submit(seat_index, body.decision_id, action, field=field,
                             comment=body.comment)
     runner.settle()
-    if isinstance(verdict, pb.AnswerAccepted):
-        return Verdict(accepted=to_json(verdict))
-    return Verdict(rejected=to_json(verdict))
+    if isinstance(verdict, Accepted):
+        return Verdict(accepted=to_json(codec.accepted_proto(verdict)))
+    return Verdict(rejected=to_json(codec.rejected_proto(verdict)))

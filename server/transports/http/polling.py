@@ -21,9 +21,11 @@ from typing import Any
 
 from prometheus_client import Gauge
 
+from bullring.contract import codec
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.contract.messages import Closed, Outgoing
 from bullring.server.match.outbox import Outbox, replaced
-from bullring.server.transports.http.proto_json import to_json
+from bullring.server.transports.http.proto_json import play_json
 
 LEASE_S = 30.0
 """A long-poll connection with no poll for this long is closed (the seat is disconnected)."""
@@ -78,10 +80,10 @@ class PollSession:
         """Move the outbox into the log as messages come; close at the end or on expiry."""
         while not self.closed:
             if self._expired():
-                self._append(pb.PlayResponse(closed=pb.Closed(
-                    reason=pb.CLOSE_REASON_LEASE_EXPIRED,
-                    message=f"no poll for {self.lease_s:g} s: this connection ended; "
-                            f"poll without 'after' to join again")))
+                self._append(Closed(
+                    pb.CLOSE_REASON_LEASE_EXPIRED,
+                    f"no poll for {self.lease_s:g} s: this connection ended; poll without "
+                    f"'after' to join again"))
                 self._close(f"no poll for {self.lease_s:g}s")
                 return
             left = self.lease_s if self._waiting else \
@@ -102,29 +104,29 @@ class PollSession:
                 return
             self._take(item)
 
-    def _take(self, item: bytes | None) -> None:
+    def _take(self, item: Outgoing | None) -> None:
         if item is None:
             self._close(self.outbox.why_ended("poll connection closed"))
             return
-        if self.log_bytes + len(item) > self.outbox.limit:  # the outbox's bound holds here too
+        size = codec.size(item)
+        if self.log_bytes + size > self.outbox.limit:  # the outbox's bound holds here too
             self.outbox.close()
-            self._append(pb.PlayResponse(closed=pb.Closed(
-                reason=pb.CLOSE_REASON_STALLED, message=STALLED.format(self.outbox.limit))))
+            self._append(Closed(pb.CLOSE_REASON_STALLED, STALLED.format(self.outbox.limit)))
             self._close(f"stalled: {self.outbox.limit} bytes left unacknowledged")
             return
-        self._append(pb.PlayResponse.FromString(item), len(item))
+        self._append(item, size)
 
-    def _append(self, message: pb.PlayResponse, size: int = 0) -> None:
-        self.log.append((self.next_seq, to_json(message), size))
+    def _append(self, message: Outgoing, size: int = 0) -> None:
+        self.log.append((self.next_seq, play_json(message), size))
         self.log_bytes += size
         self.next_seq += 1
         self._wake()
 
-    def close(self, closed: pb.Closed | None = None) -> None:
+    def close(self, closed: Closed | None = None) -> None:
         """End this connection now, with ``closed`` as its last message if given."""
         self._drain_now()
         if closed is not None and not self.closed:
-            self._append(pb.PlayResponse(closed=closed))
+            self._append(closed)
         self._close("poll connection closed")
 
     def _close(self, reason: str) -> None:
@@ -191,8 +193,7 @@ class PollSessions:
             return newest
         if newest.previous is not None and newest.previous.owns(after):
             return newest.previous
-        closed = pb.PlayResponse(closed=replaced(newest.via))
-        return [{"seq": after + 1, **to_json(closed)}], True
+        return [{"seq": after + 1, **play_json(replaced(newest.via))}], True
 
     def join(self, key: Hashable, after: int | None, connect: Connect, via: str
              ) -> PollSession:
