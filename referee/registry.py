@@ -90,6 +90,8 @@ class GameSpec(Generic[ObservationT_co, EventT, ViewT_co]):
     observation: type | None = None
     """The NamedTuple a seat's observation is. The contract encodes it as the message in
     ``DecisionRequest``'s field named after the game's id, field by field by name."""
+    optional: frozenset[str] = frozenset()
+    """The observation's fields that may be None: sent as 0 or empty, read back as None."""
     events: tuple[type, ...] = ()
     """The NamedTuples of the game's public events. The contract encodes each as the field
     of its snake_case name in the message of ``PublicEvent``'s field named after the game's
@@ -104,13 +106,13 @@ class GameSpec(Generic[ObservationT_co, EventT, ViewT_co]):
 SIX_NIMMT: GameSpec[six_nimmt.Observation, six_nimmt.Event, six_nimmt.View] = GameSpec(
     "six_nimmt", 1, "6 nimmt!", six_nimmt.MIN_SEATS, six_nimmt.MAX_SEATS, six_nimmt.SETTINGS,
     six_nimmt.new_state, six_nimmt.new_state, six_nimmt.Observation,
-    get_args(six_nimmt.Event))
+    frozenset({"trick_plays"}), get_args(six_nimmt.Event))
 """6 nimmt!, whose states are ``GameState``s of ``six_nimmt``'s Observation, Event and View."""
 
 NO_THANKS: GameSpec[no_thanks.Observation, no_thanks.Event, no_thanks.View] = GameSpec(
     "no_thanks", 1, "No Thanks!", no_thanks.MIN_SEATS, no_thanks.MAX_SEATS, no_thanks.SETTINGS,
     no_thanks.new_state, no_thanks.new_state, no_thanks.Observation,
-    get_args(no_thanks.Event))
+    frozenset({"card", "hidden_card"}), get_args(no_thanks.Event))
 """No Thanks!, whose states are ``GameState``s of ``no_thanks``'s Observation, Event and View."""
 
 AnyGameSpec: TypeAlias = GameSpec[Any, Any, Any]

@@ -7,7 +7,6 @@ one table of method paths and serializers.
 from __future__ import annotations
 
 import re
-import typing
 from collections.abc import Sequence
 from typing import Any
 
@@ -156,17 +155,11 @@ def _fill(message: Any, value: Any, names: Sequence[str] | None) -> None:
             _fill(target, item, None)
 
 
-def _optional(cls: type) -> set[str]:
-    """The fields of NamedTuple ``cls`` that may be None (typed ``... | None``)."""
-    hints = typing.get_type_hints(cls)
-    return {name for name, hint in hints.items() if type(None) in typing.get_args(hint)}
-
-
-def _read(message: Any, cls: type | None, given: dict[str, Any] | None = None) -> Any:
+def _read(message: Any, cls: type | None, given: dict[str, Any] | None = None,
+          optional: frozenset[str] = frozenset()) -> Any:
     """The domain value ``message`` carries: a ``cls`` NamedTuple (fields by name, those
     not in the message from ``given``), or (``cls`` None) a plain tuple in field order.
-    An optional field's zero or empty value reads as None."""
-    optional = set() if cls is None else _optional(cls)
+    An ``optional`` field's zero or empty value reads as None."""
     values: dict[str, Any] = dict(given or {})
     for field in message.DESCRIPTOR.fields:
         value = getattr(message, field.name)
@@ -213,7 +206,7 @@ def observation_from_request(request: pb.DecisionRequest) -> Any:
     spec = get_game(game)
     decision = Decision(typed.seat, kind, legal)
     assert spec.observation is not None
-    return _read(typed, spec.observation, {"decision": decision})
+    return _read(typed, spec.observation, {"decision": decision}, spec.optional)
 
 
 def event_to_proto(event: Any) -> pb.PublicEvent:
