@@ -8,7 +8,7 @@ import hashlib
 from collections import Counter
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bullring.referee import seeding
@@ -101,6 +101,7 @@ def test_competition_ranks(totals: tuple[int, ...], ranks: tuple[int, ...]) -> N
     assert competition_ranks(totals) == ranks
 
 
+@settings(deadline=None)  # decks of up to a million cards: a timing is no part of this test
 @given(stream=st.binary(min_size=8, max_size=8 * 60).filter(lambda b: len(b) % 8 == 0),
        extra=st.integers(0, 2**20))
 def test_both_ways_of_picking_agree(stream: bytes, extra: int) -> None:
