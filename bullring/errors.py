@@ -46,3 +46,15 @@ class BullringError(Exception):
 
     exit_code: ClassVar[ExitCode] = ExitCode.FAILED
     """The status a command exits with when it ends on this error."""
+
+
+class ConfigurationError(BullringError, ValueError):
+    """A value that configures Bullring (an option, a limit, a table size, a log format)
+    that is malformed or out of its range; the message names the value and what is wanted."""
+
+    exit_code: ClassVar[ExitCode] = ExitCode.USAGE
+
+
+class OutOfRangeError(BullringError, ValueError):
+    """A number outside what a function takes: a card no deck holds, more draws than
+    cards, ranks that do not match the ratings."""

@@ -16,6 +16,7 @@ import types
 from collections.abc import Sequence
 from typing import Final, TypeVar
 
+from bullring.errors import OutOfRangeError
 from bullring.referee.core import Action, Decision
 
 T = TypeVar("T")
@@ -50,7 +51,7 @@ def seeded_sample(population: Sequence[T], k: int, seed: int, *parts: object) ->
     deck = list(population)
     size = len(deck)
     if not 0 <= k <= size:
-        raise ValueError(f"cannot draw {k!r} items from a population of {size}")
+        raise OutOfRangeError(f"cannot draw {k!r} items from a population of {size}")
     stream = hashlib.shake_256(_path(seed, parts)).digest(8 * k)
     if _COMPILED:
         return pick_by_bytes(deck, stream)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Final, NamedTuple
 
+from bullring.errors import OutOfRangeError
 from bullring.referee.core import Decision, DecisionKind, Seat
 from bullring.referee.settings import COMMON_SETTINGS, Setting
 
@@ -21,7 +22,7 @@ MAX_SEATS: Final = 10
 def bullheads(card: int) -> int:
     """Return the penalty points printed on ``card`` (1..104)."""
     if not 1 <= card <= HIGHEST_CARD:
-        raise ValueError(f"6 nimmt! cards run from 1 to {HIGHEST_CARD}, not {card!r}")
+        raise OutOfRangeError(f"6 nimmt! cards run from 1 to {HIGHEST_CARD}, not {card!r}")
     if card == 55:
         return 7
     if card % 11 == 0 and card < 100:

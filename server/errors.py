@@ -31,7 +31,8 @@ from bullring.commandline import (
 from bullring.commandline import DatabaseError as CommandDatabaseError
 from bullring.commandline import NotFoundError as CommandNotFoundError
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
-from bullring.errors import BullringError, ExitCode
+from bullring.contract.wire import ContractError
+from bullring.errors import BullringError, ConfigurationError, ExitCode, OutOfRangeError
 from bullring.referee.core import (
     ActionError,
     IllegalActionError,
@@ -41,10 +42,16 @@ from bullring.referee.core import (
 )
 from bullring.referee.registry import UnknownGameError
 from bullring.sdk.errors import (
+    AccessEndedError,
     AgentError,
     ArenaSetupError,
     BotFailedError,
     BotSpecError,
+    ChallengeUnplayableError,
+    CommentError,
+    EnvActionError,
+    EnvStateError,
+    StreamClosedError,
     TournamentError,
     UnknownBotError,
 )
@@ -438,6 +445,31 @@ ERRORS: dict[type[Exception], Status] = {
     AgentError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409, "agent_answer_refused",
                        "an agent's answer with no decision pending, or not a legal one",
                        wire=False),
+    EnvActionError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "invalid_env_action",
+                           "an environment given an action outside its space or of the "
+                           "wrong kind", wire=False),
+    EnvStateError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409, "env_not_ready",
+                          "an environment used before reset() or after its game ended",
+                          wire=False),
+    CommentError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "invalid_comment",
+                         "a bot's comment too long or holding control characters",
+                         wire=False),
+    ConfigurationError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "invalid_configuration",
+                               "an option, limit, table size or log format out of range",
+                               wire=False),
+    OutOfRangeError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "out_of_range",
+                            "a number outside what a function takes (a bug of its caller)",
+                            wire=False),
+    StreamClosedError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409, "stream_closed",
+                              "the server ended a bot's stream on purpose", wire=False),
+    AccessEndedError: Status(grpc.StatusCode.PERMISSION_DENIED, 403, "access_ended",
+                             "a bot's token was rotated or the bot disabled", wire=False),
+    ChallengeUnplayableError: Status(grpc.StatusCode.FAILED_PRECONDITION, 409,
+                                     "challenge_unplayable",
+                                     "a practice match declined, expired or cancelled",
+                                     wire=False),
+    ContractError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "unreadable_message",
+                          "a message carrying nothing this side can read", wire=False),
 }
 """The one table: each error type's gRPC status, HTTP status and code; the exit status of a
 command that ends on it is the class's ``exit_code``. A subclass without a row of its own

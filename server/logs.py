@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bullring.commandline.logs import OneLineFormatter
+from bullring.errors import ConfigurationError
 
 TEXT_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
 """A text line: ``time logger LEVEL message`` (a traceback follows on its own lines)."""
@@ -55,4 +56,4 @@ def formatter(log_format: str) -> logging.Formatter:
         return JsonLines()
     if log_format == "text":
         return OneLineFormatter(TEXT_FORMAT)  # every record one line, clients' text escaped
-    raise ValueError(f"log format is one of {', '.join(LOG_FORMATS)}, not {log_format!r}")
+    raise ConfigurationError(f"log format is one of {', '.join(LOG_FORMATS)}, not {log_format!r}")

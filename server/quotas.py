@@ -29,6 +29,7 @@ from limits import RateLimitItemPerHour
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 
+from bullring.errors import ConfigurationError
 from bullring.server.errors import HourlyQuotaError, SettingOverCapError
 
 
@@ -56,7 +57,7 @@ class MatchCaps:
     def __post_init__(self) -> None:
         for name in self.names():
             if getattr(self, name) < 1:
-                raise ValueError(f"the cap on {name} must be at least 1, not "
+                raise ConfigurationError(f"the cap on {name} must be at least 1, not "
                                  f"{getattr(self, name)}")
 
     @classmethod
@@ -99,7 +100,7 @@ class Quotas:
     def __post_init__(self) -> None:
         for f in fields(self):
             if getattr(self, f.name) < 0:
-                raise ValueError(f"{f.name} must be 0 (off) or more, not "
+                raise ConfigurationError(f"{f.name} must be 0 (off) or more, not "
                                  f"{getattr(self, f.name)}")
 
 

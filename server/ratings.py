@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from openskill.models import PlackettLuce
 
+from bullring.errors import OutOfRangeError
+
 MODEL = PlackettLuce()
 """The rating model (openskill defaults: mu 25, sigma 25/3)."""
 DEFAULT_MU: float = MODEL.mu
@@ -60,7 +62,7 @@ NEW = Skill(DEFAULT_MU, DEFAULT_SIGMA)
 def rate(skills: Sequence[Skill], ranks: Sequence[int]) -> list[Skill]:
     """The ratings after one match of ``skills`` (one per seat) finishing at ``ranks``."""
     if len(skills) != len(ranks):
-        raise ValueError(f"{len(skills)} ratings but {len(ranks)} ranks")
+        raise OutOfRangeError(f"{len(skills)} ratings but {len(ranks)} ranks")
     teams = [[MODEL.rating(mu=s.mu, sigma=s.sigma)] for s in skills]
     rated = MODEL.rate(teams, ranks=[float(r) for r in ranks])
     return [Skill(team[0].mu, team[0].sigma) for team in rated]

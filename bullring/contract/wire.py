@@ -15,8 +15,15 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.contract.protowrite import CARDS
+from bullring.errors import BullringError
 from bullring.referee.core import Action, Decision, DecisionKind
 from bullring.referee.registry import GAMES, AnyGameSpec, UnknownGameError, get_game
+
+
+class ContractError(BullringError, ValueError):
+    """A message that carries nothing this side can read (no observation, an unknown
+    event), or a value the contract has no field for."""
+
 
 BOT_SERVICE = "bullring.v2.BotService"
 """The full name of the bots' service."""
@@ -201,7 +208,7 @@ def observation_from_request(request: pb.DecisionRequest) -> Any:
     legal = tuple(a for a in (action_from_proto(x) for x in request.legal) if a is not None)
     game = request.WhichOneof("observation")
     if game is None:
-        raise ValueError("the DecisionRequest carries no observation")
+        raise ContractError("the DecisionRequest carries no observation")
     typed = getattr(request, game)
     spec = get_game(game)
     decision = Decision(typed.seat, kind, legal)
@@ -220,18 +227,18 @@ def event_to_proto(event: Any) -> pb.PublicEvent:
 
 
 def event_from_proto(public: pb.PublicEvent) -> Any:
-    """The engine event (a NamedTuple) a PublicEvent carries; ValueError if it carries
+    """The engine event (a NamedTuple) a PublicEvent carries; ContractError if it carries
     none this side knows."""
     game = public.WhichOneof("game")
     if game is None:
-        raise ValueError("the PublicEvent carries no event")
+        raise ContractError("the PublicEvent carries no event")
     holder = getattr(public, game)
     name = holder.WhichOneof("event") or ""
     classes = {_snake(cls.__name__): cls for spec in GAMES.values() if spec.id == game
                for cls in spec.events}
     cls = classes.get(name)
     if cls is None:
-        raise ValueError(f"unknown event {game}.{name}")
+        raise ContractError(f"unknown event {game}.{name}")
     return _read(getattr(holder, name), cls)
 
 
@@ -258,7 +265,7 @@ def settings_to_proto(settings: dict[str, Any], game: str) -> pb.MatchSettings:
         target = message if key in message.DESCRIPTOR.fields_by_name else typed
         field = target.DESCRIPTOR.fields_by_name.get(key)
         if field is None:
-            raise ValueError(f"setting {key!r} of {game} has no field in MatchSettings")
+            raise ContractError(f"setting {key!r} of {game} has no field in MatchSettings")
         if field.enum_type is not None:
             prefix = re.sub(r"(?<!^)(?=[A-Z])", "_", field.enum_type.name).upper()
             value = field.enum_type.values_by_name[f"{prefix}_{str(value).upper()}"].number

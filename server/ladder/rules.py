@@ -8,6 +8,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from bullring.errors import ConfigurationError
 from bullring.referee.core import RefereeError
 from bullring.referee.registry import get_game
 from bullring.sdk.house import HOUSE_BOTS
@@ -43,9 +44,9 @@ class TableSize:
         try:
             size = cls(int(low), int(high or low))
         except ValueError:
-            raise ValueError(f"a table size is N or MIN-MAX, not {text!r}") from None
+            raise ConfigurationError(f"a table size is N or MIN-MAX, not {text!r}") from None
         if not 2 <= size.minimum <= size.maximum:
-            raise ValueError(f"a table size needs 2 <= MIN <= MAX, not {text!r}")
+            raise ConfigurationError(f"a table size needs 2 <= MIN <= MAX, not {text!r}")
         return size
 
 
@@ -82,7 +83,7 @@ def house_names(kinds: Sequence[str]) -> list[tuple[str, str]]:
     names = []
     for kind in kinds:
         if kind not in HOUSE_BOTS:
-            raise ValueError(f"unknown house bot {kind!r}; known: {', '.join(HOUSE_BOTS)}")
+            raise ConfigurationError(f"unknown house bot {kind!r}; known: {', '.join(HOUSE_BOTS)}")
         seen[kind] = seen.get(kind, 0) + 1
         names.append((f"house-{kind}" + (f"-{seen[kind]}" if seen[kind] > 1 else ""), kind))
     return names

@@ -16,6 +16,7 @@ from typing import Any
 
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.contract.messages import Closed, Queued
+from bullring.errors import ConfigurationError
 from bullring.referee.registry import get_game
 from bullring.server.errors import (
     BotDisabledError,
@@ -79,7 +80,7 @@ class LadderSessions:
             spec = get_game(game)
             size = self.sizes[game]
             if size.minimum < spec.min_seats or size.maximum > spec.max_seats:
-                raise ValueError(f"{game} tables seat {spec.min_seats}-{spec.max_seats}, "
+                raise ConfigurationError(f"{game} tables seat {spec.min_seats}-{spec.max_seats}, "
                                  f"not {size.minimum}-{size.maximum}")
             state = spec.new_state(size.minimum, dict(options.settings.get(game, {})), 0)
             self.settings[game] = dict(state.settings)

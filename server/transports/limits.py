@@ -18,6 +18,8 @@ import ipaddress
 import resource
 from dataclasses import dataclass
 
+from bullring.errors import ConfigurationError
+
 FD_RESERVE = 128
 """File descriptors kept out of the connection budget: the database, log files, grpc's and
 asyncio's own pipes, worker threads."""
@@ -137,15 +139,15 @@ class Limits:
     def __post_init__(self) -> None:
         for name in ("max_streams", "max_body_bytes", "max_header_bytes"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+                raise ConfigurationError(f"{name} must be at least 1, not {getattr(self, name)}")
         for name in ("max_connections", "max_connections_per_address",
                      "max_calls_per_address"):
             if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be 0 or more, not {getattr(self, name)}")
+                raise ConfigurationError(f"{name} must be 0 or more, not {getattr(self, name)}")
         for name in ("header_timeout_s", "idle_timeout_s", "body_timeout_s",
                      "stall_timeout_s"):
             if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be more than 0, not {getattr(self, name)}")
+                raise ConfigurationError(f"{name} must be more than 0, not {getattr(self, name)}")
 
     def connections(self) -> int:
         """Connections allowed per port (``max_connections``, or the file limit's share)."""

@@ -164,3 +164,35 @@ def test_an_error_raised_on_the_callers_side_is_never_sent() -> None:
     assert isinstance(UnknownBotError("x"), ValueError)
     assert isinstance(errors.UnknownMatchError("x"), LookupError)
     assert status_of(errors.UnknownMatchError("x")) is ERRORS[errors.UnknownMatchError]
+
+
+BUILT_IN_RAISES_ALLOWED = {
+    "bullring/commandline/reach.py": "argparse's type= callables report a ValueError",
+    "bullring/contract/protogen.py": "the build step, before the package exists",
+}
+"""Library modules that may raise a built-in exception, and why."""
+
+
+def test_library_code_raises_the_projects_errors_not_bare_built_ins() -> None:
+    """Rules, contract, SDK and server raise ``BullringError`` subclasses (which subclass a
+    built-in where the failure is one), never a bare ValueError, RuntimeError, TypeError or
+    LookupError, so one ``except BullringError`` and one error table cover them all. The
+    SDK's examples are a bot author's code and may raise what they like."""
+    import ast
+    from pathlib import Path
+
+    root = Path(bullring.__file__).resolve().parent.parent
+    folders = ["bullring", "referee", "server", "client_sdk/python/sdk"]
+    built_ins = {"ValueError", "RuntimeError", "TypeError", "LookupError", "KeyError"}
+    found = []
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            if "generated" in relative or "/examples/" in relative or \
+                    relative in BUILT_IN_RAISES_ALLOWED:
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and \
+                        isinstance(node.exc.func, ast.Name) and node.exc.func.id in built_ins:
+                    found.append(f"{relative}:{node.lineno} {node.exc.func.id}")
+    assert found == []

@@ -12,6 +12,7 @@ from typing import Any
 
 from bullring.contract.comments import comment_problem
 from bullring.referee.core import Action, Decision, DecisionKind
+from bullring.sdk.errors import CommentError
 
 
 class Bot:
@@ -66,7 +67,7 @@ class Bot:
         beside the move."""
         problem = comment_problem(text)
         if problem is not None:
-            raise ValueError(f"{problem}: {text[:40]!r}...")
+            raise CommentError(f"{problem}: {text[:40]!r}...")
         self._comment = text
 
     def pop_comment(self) -> str:

@@ -49,3 +49,39 @@ class BotSpecError(BullringError, ValueError):
     load, or names a bot that does not play the game."""
 
     exit_code = ExitCode.USAGE
+
+
+class EnvActionError(BullringError, ValueError):
+    """An environment was given an action it cannot take: outside its action space, of
+    the wrong kind for the decision, or from an agent with nothing to decide."""
+
+    exit_code = ExitCode.USAGE
+
+
+class EnvStateError(BullringError, RuntimeError):
+    """An environment used out of order: before ``reset()``, or after its game ended."""
+
+    exit_code = ExitCode.USAGE
+
+
+class CommentError(BullringError, ValueError):
+    """A bot's comment the server would refuse (too long, or holding control characters)."""
+
+    exit_code = ExitCode.USAGE
+
+
+class StreamClosedError(BullringError, RuntimeError):
+    """The server ended a bot's stream on purpose for a reason a runner does not recover
+    from by connecting again; the message is the server's."""
+
+
+class AccessEndedError(BullringError, PermissionError):
+    """The server ended a bot's stream because its token was rotated or the bot disabled:
+    it plays no more with this token."""
+
+    exit_code = ExitCode.REFUSED
+
+
+class ChallengeUnplayableError(BullringError, RuntimeError):
+    """A practice match or challenge that cannot be played: declined, expired or
+    cancelled, as the server says."""

@@ -21,6 +21,7 @@ import grpc
 
 from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.sdk.errors import ChallengeUnplayableError
 
 POLL_S = 1.0
 """How often a challenge waiting for its opponents' answers is asked about."""
@@ -89,7 +90,7 @@ async def accepted(server: str, token: str, made: pb.Challenge,
         await asyncio.sleep(POLL_S)
         found = await challenge(server, token, found.challenge_id)
     if found.status in UNPLAYABLE:
-        raise RuntimeError(f"challenge {found.challenge_id} is {found.status}: "
+        raise ChallengeUnplayableError(f"challenge {found.challenge_id} is {found.status}: "
                            f"{found.message}")
     return found
 

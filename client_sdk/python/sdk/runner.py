@@ -32,6 +32,7 @@ import grpc
 from bullring.commandline import reach
 from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.errors import ConfigurationError
 from bullring.sdk.backoff import Backoff
 from bullring.sdk.bot import Bot
 from bullring.sdk.bot_spec import BotFactory, bot_class, bot_factory
@@ -142,9 +143,10 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
     log (``bullring mcp`` plays a seat this way, with a bot that waits for an agent).
     """
     if transport not in SESSIONS:
-        raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(SESSIONS)}")
+        raise ConfigurationError(
+            f"unknown transport {transport!r}; use one of {', '.join(SESSIONS)}")
     if margin_ms < 0:
-        raise ValueError(f"margin_ms must be >= 0, not {margin_ms}")
+        raise ConfigurationError(f"margin_ms must be >= 0, not {margin_ms}")
     if factory is None:
         seat = Seat(bot_spec, bot_factory(bot_spec), seed, margin_ms, on_message, ladder,
                     matches, bot_class(bot_spec).games, practice_only)

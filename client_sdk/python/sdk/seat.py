@@ -16,6 +16,7 @@ from bullring.referee.core import Action, DecisionKind
 from bullring.sdk.bot import Bot
 from bullring.sdk.bot_spec import BotFactory
 from bullring.sdk.bot_thread import BotThread
+from bullring.sdk.errors import AccessEndedError, StreamClosedError
 
 log = logging.getLogger("bullring.bot")
 """The runner's logger: connections, decisions answered and missed, rejections."""
@@ -112,8 +113,8 @@ class Seat:
         if closed.reason in (pb.CLOSE_REASON_LEASE_EXPIRED, pb.CLOSE_REASON_STALLED):
             return None
         if closed.reason in (pb.CLOSE_REASON_TOKEN_REVOKED, pb.CLOSE_REASON_BOT_DISABLED):
-            raise PermissionError(f"the server ended the stream: {closed.message}")
-        raise RuntimeError(f"the server ended the stream: {closed.message}")
+            raise AccessEndedError(f"the server ended the stream: {closed.message}")
+        raise StreamClosedError(f"the server ended the stream: {closed.message}")
 
     def matches_left(self) -> int:
         """For Join.matches: the ladder matches still to play (the one in progress counts,

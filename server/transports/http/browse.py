@@ -15,6 +15,7 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse, Response
 from pydantic import BeforeValidator
 
+from bullring.errors import ConfigurationError
 from bullring.referee.registry import GAMES, UnknownGameError, get_game
 from bullring.server.errors import (
     MatchNotFinishedError,
@@ -50,7 +51,7 @@ def _rfc3339(value: object) -> object:
     """``value`` if it is an RFC 3339 date-time; refused otherwise (the framework would read
     a number as a Unix time, and a date-time without an offset as the server's own)."""
     if isinstance(value, str) and not RFC3339.fullmatch(value):
-        raise ValueError("an RFC 3339 date-time is wanted, such as 2024-05-01T12:00:00Z")
+        raise ConfigurationError("an RFC 3339 date-time is wanted, such as 2024-05-01T12:00:00Z")
     return value
 
 

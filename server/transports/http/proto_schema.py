@@ -19,6 +19,7 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 
 import bullring.contract.generated
 from bullring.contract.protogen import DESCRIPTORS
+from bullring.contract.wire import ContractError
 
 REF = "#/components/schemas/"
 """Where named schemas live in the OpenAPI document."""
@@ -72,7 +73,7 @@ def _name_enum(names: dict[tuple[int, ...], str], path: tuple[int, ...], name: s
 def _described(full_name: str) -> str:
     text = comments().get(full_name)
     if text is None:
-        raise ValueError(f"{full_name} has no comment in the .proto")
+        raise ContractError(f"{full_name} has no comment in the .proto")
     return text
 
 
@@ -108,7 +109,7 @@ def _single(field: FieldDescriptor, todo: list[Any]) -> dict[str, Any]:
         return {"type": "string"}
     if field.type == FieldDescriptor.TYPE_BYTES:
         return {"type": "string", "format": "byte"}
-    raise ValueError(f"{field.full_name}: no JSON schema for field type {field.type}")
+    raise ContractError(f"{field.full_name}: no JSON schema for field type {field.type}")
 
 
 def _message(message: Descriptor, todo: list[Any]) -> dict[str, Any]:

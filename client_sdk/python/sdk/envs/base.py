@@ -13,6 +13,7 @@ from bullring.referee import no_thanks, six_nimmt
 from bullring.referee.registry import AnyGameState, get_game
 from bullring.referee.seeding import derive_seed
 from bullring.sdk.envs.encoding import Encoder, encoder
+from bullring.sdk.errors import EnvActionError, EnvStateError
 
 RENDER_MODES = ["human", "ansi"]
 """What ``render_mode`` may be besides None: ``human`` prints the table after every reset and
@@ -20,9 +21,9 @@ step (and on ``render()``), ``ansi`` returns it from ``render()`` as text."""
 
 
 def check_render_mode(render_mode: str | None) -> None:
-    """ValueError unless ``render_mode`` is None or one of ``RENDER_MODES``."""
+    """EnvActionError (a ValueError) unless ``render_mode`` is None or one of ``RENDER_MODES``."""
     if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"render_mode must be None, 'human' or 'ansi', not {render_mode!r}")
+        raise EnvActionError(f"render_mode must be None, 'human' or 'ansi', not {render_mode!r}")
 
 
 def rendered(render_mode: str | None, view: Any) -> str | None:
@@ -150,5 +151,5 @@ class TableEnv:
 
     def _state(self) -> AnyGameState:
         if self.game_state is None:
-            raise RuntimeError("call reset() before using the environment")
+            raise EnvStateError("call reset() before using the environment")
         return self.game_state

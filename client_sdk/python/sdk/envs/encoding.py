@@ -18,6 +18,7 @@ from gymnasium import spaces
 from bullring.referee import no_thanks, six_nimmt
 from bullring.referee.core import Action, Decision, DecisionKind
 from bullring.referee.registry import get_game
+from bullring.sdk.errors import EnvActionError
 
 # ------------------------------------------------------------------------------ 6 nimmt!
 
@@ -145,11 +146,11 @@ def six_nimmt_action(decision: Decision, index: int) -> Action:
     index that does not answer its kind."""
     if decision.kind is DecisionKind.CHOOSE_ROW:
         if not ROW_BASE <= index < SIX_NIMMT_ACTIONS:
-            raise ValueError(f"action {index} is not a row (a row is {ROW_BASE}.."
+            raise EnvActionError(f"action {index} is not a row (a row is {ROW_BASE}.."
                              f"{SIX_NIMMT_ACTIONS - 1})")
         return index - ROW_BASE
     if not 1 <= index <= CARDS:
-        raise ValueError(f"action {index} is not a card (a card is 1..{CARDS})")
+        raise EnvActionError(f"action {index} is not a card (a card is 1..{CARDS})")
     return index
 
 
@@ -287,7 +288,8 @@ class Encoder:
         (an index outside it is malformed, whatever the decision)."""
         number = int(index)
         if not 0 <= number < self.actions:
-            raise ValueError(f"action {index!r} is not in the action space 0..{self.actions - 1}")
+            raise EnvActionError(
+                f"action {index!r} is not in the action space 0..{self.actions - 1}")
         return number
 
     @property
@@ -308,7 +310,7 @@ class Encoder:
         if self.game == "six_nimmt":
             return six_nimmt_action(decision, number)
         if not 0 <= number < len(MOVES):
-            raise ValueError(f"action {number} is not one of 0..{len(MOVES) - 1}")
+            raise EnvActionError(f"action {number} is not one of 0..{len(MOVES) - 1}")
         return str(MOVES[number])
 
     def index(self, decision: Decision, action: Action) -> int:

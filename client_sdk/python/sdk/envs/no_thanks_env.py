@@ -9,6 +9,7 @@ import numpy as np
 from pettingzoo import AECEnv
 
 from bullring.sdk.envs.base import RENDER_MODES, TableEnv, rewards
+from bullring.sdk.errors import EnvActionError
 
 Obs = dict[str, np.ndarray]
 """One agent's observation: ``{"observation": float32 vector, "action_mask": int8 mask}``."""
@@ -68,7 +69,7 @@ class NoThanksAECEnv(TableEnv, AECEnv[str, Obs, int]):  # type: ignore[misc]
         state = self._state()
         seat = self.possible_agents.index(agent)
         if action is None:
-            raise ValueError(f"{agent} must answer its decision; None is for a finished agent")
+            raise EnvActionError(f"{agent} must answer its decision; None is for a finished agent")
         number = self.encoder.checked_index(action)
         decision = state.pending[seat]
         if not self.strict and not self.encoder.decision_mask(decision)[number]:

@@ -22,6 +22,7 @@ from bullring.sdk.envs.base import (
     rewards,
 )
 from bullring.sdk.envs.encoding import encoder
+from bullring.sdk.errors import EnvActionError, EnvStateError
 
 Obs = dict[str, np.ndarray]
 """The observation: ``{"observation": float32 vector, "action_mask": int8 mask}``."""
@@ -57,7 +58,7 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], np.int64]):
         self.opponents = tuple(opponents)
         self.seats = len(self.opponents) + 1
         if seat is not None and not 0 <= seat < self.seats:
-            raise ValueError(f"seat must be 0..{self.seats - 1}, not {seat!r}")
+            raise EnvActionError(f"seat must be 0..{self.seats - 1}, not {seat!r}")
         self.fixed_seat = seat
         self.settings = dict(settings or {})
         self.render_mode = render_mode
@@ -99,7 +100,7 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], np.int64]):
         state = self._state()
         decision = state.pending.get(self.seat)
         if decision is None or self.ended:
-            raise RuntimeError("the game is over: call reset()")
+            raise EnvStateError("the game is over: call reset()")
         number = self.encoder.checked_index(action)
         if not self.strict and not self.encoder.decision_mask(decision)[number]:
             self.ended = True
@@ -122,7 +123,7 @@ class SingleAgentEnv(gymnasium.Env[dict[str, Any], np.int64]):
 
     def _state(self) -> AnyGameState:
         if self.game_state is None:
-            raise RuntimeError("call reset() before using the environment")
+            raise EnvStateError("call reset() before using the environment")
         return self.game_state
 
     def _advance(self, answers: dict[int, Action]) -> float:

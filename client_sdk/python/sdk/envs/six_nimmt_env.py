@@ -18,6 +18,7 @@ from pettingzoo.utils.conversions import parallel_to_aec
 from bullring.referee.core import Action
 from bullring.sdk.envs.base import RENDER_MODES, TableEnv, rewards
 from bullring.sdk.envs.encoding import WAIT
+from bullring.sdk.errors import EnvActionError
 
 Obs = dict[str, np.ndarray]
 """One agent's observation: ``{"observation": float32 vector, "action_mask": int8 mask}``."""
@@ -69,14 +70,14 @@ class SixNimmtParallelEnv(TableEnv, ParallelEnv[str, Obs, int]):  # type: ignore
             decision = state.pending.get(seat)
             if index is None:
                 if decision is not None:
-                    raise ValueError(f"{agent} must answer its {decision.kind} decision")
+                    raise EnvActionError(f"{agent} must answer its {decision.kind} decision")
                 continue
             number = self.encoder.checked_index(index)
             if not self.strict and not self.encoder.decision_mask(decision)[number]:
                 illegal[agent] = number
             elif decision is None:
                 if number != WAIT:
-                    raise ValueError(f"{agent} has nothing to decide now: its only action is "
+                    raise EnvActionError(f"{agent} has nothing to decide now: its only action is "
                                      f"{WAIT} (wait), not {index!r}")
             else:
                 answers[seat] = self.encoder.action(decision, number)
