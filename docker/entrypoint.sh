@@ -8,7 +8,8 @@
 #   BULLRING_DATA       a writable folder (default: /var/lib/bullring): SQLite, bot tokens
 #   BULLRING_HOST       the address the server binds (default: 0.0.0.0)
 #   BULLRING_PORT       the gRPC port (default: 50051)
-#   BULLRING_SERVER     the server a bot connects to (default: 127.0.0.1:$BULLRING_PORT)
+#   BULLRING_SERVER     the server a bot connects to (default: 127.0.0.1:$BULLRING_PORT), or
+#                       a fleet's servers, comma separated (HOST:PORT,HOST:PORT)
 #   BULLRING_TOKEN      a bot's token; without it `house-bot` registers the bot itself
 #
 # Commands:

@@ -172,6 +172,25 @@ class ServerAddress(ArgType):
         return text
 
 
+class ServerAddresses(ArgType):
+    """One gRPC server address or several, comma separated (``HOST:PORT,HOST:PORT``), each
+    once: the servers of one fleet, tried in order."""
+
+    good = "127.0.0.1:50051,127.0.0.2:50051"
+    bad = ("localhost", "127.0.0.1:50051,", "127.0.0.1:50051,,127.0.0.2:50051",
+           "127.0.0.1:50051,127.0.0.1:50051")
+
+    def __call__(self, text: str) -> list[str]:
+        addresses = [a.strip() for a in text.split(",")]
+        if any(not a for a in addresses):
+            self.fail(f"must be HOST:PORT or HOST:PORT,HOST:PORT,... (such as "
+                      f"127.0.0.1:50051), not {text!r}")
+        checked = [ServerAddress()(a) for a in addresses]
+        if len(set(checked)) != len(checked):
+            self.fail(f"an address is named twice in {text!r}")
+        return checked
+
+
 class DatabaseUrl(ArgType):
     """A database URL: ``sqlite:///FILE`` or ``postgresql+psycopg://USER@HOST/DB``.
 

@@ -14,6 +14,7 @@ challenge checks are in ``bullring.server.ladder.rules``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 from collections.abc import Sequence
@@ -60,6 +61,11 @@ BOT_CHECK_S = 0.5
 by another process (``bullring bots``, another server) ends its streams within this."""
 LISTEN_RETRY_S = 2.0
 """How soon listening for freed bots is tried again after the connection failed."""
+SWEEP_SOON_S = 1.0
+"""The least time between two looks for dead servers' matches. A bot that waits here while
+the database says it still plays elsewhere asks for a look at once (its server may have
+died and the bot come here): it is seated again within about this long, not a whole
+``LadderOptions.sweep_s``."""
 
 
 class Ladder(LadderSessions):
@@ -81,6 +87,9 @@ class Ladder(LadderSessions):
         self._published: dict[str, set[str]] = {}
         self._left_since: dict[str, float] = {}
         """Per game: since when this server leaves a table to the server whose turn it is."""
+        self._sweep_soon = asyncio.Event()
+        """Set when a bot waiting here is held by a match elsewhere: look for dead servers'
+        matches without waiting for the next sweep."""
         self._owed: set[str] = set()
         """Bots whose last match here was a challenge they were named in: their next match
         is a rated one if a rated table can seat them (``_seat_challenges``)."""
@@ -151,9 +160,15 @@ class Ladder(LadderSessions):
                                   game)
 
     async def _sweeper(self) -> None:
-        """Abort the matches of servers that died (PostgreSQL: their lock is gone)."""
+        """Abort the matches of servers that died (PostgreSQL: their lock is gone): every
+        ``sweep_s``, and sooner (``SWEEP_SOON_S`` after the last look) when a waiting bot is
+        held by a match elsewhere."""
+        soon = min(SWEEP_SOON_S, self.options.sweep_s)
         while True:
-            await asyncio.sleep(self.options.sweep_s)
+            await asyncio.sleep(soon)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._sweep_soon.wait(), self.options.sweep_s - soon)
+            self._sweep_soon.clear()
             if self.guard is None:
                 continue
             try:
@@ -253,6 +268,7 @@ class Ladder(LadderSessions):
         waiting = self._waiting(game)
         if any(w.name not in free for w in waiting):
             self._retry()  # seated by another server: look again soon
+            self._sweep_soon.set()  # or by one that died: its matches are aborted soon
         waiting = [w for w in waiting if w.name in free]
         self._random.shuffle(waiting)
         # Least recently seated first; among equals, who played least here; else at random.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from bullring.commandline import bot_name_problem, has_control_characters
@@ -57,8 +58,16 @@ class BotRegistry(StoreBase):
 
     @retried
     def ensure_house_bot(self, name: str, house: str) -> None:
-        """Register the house bot ``name`` (played by the server as ``house``) if missing."""
+        """Register the house bot ``name`` (played by the server as ``house``) if missing.
+        Servers of a fleet starting together on a new database may all find it missing:
+        the first registers it, the others then find it."""
         _check_name(name)
+        try:
+            self._ensure_house_bot(name, house)
+        except IntegrityError:  # registered by another server since this one looked
+            self._ensure_house_bot(name, house)
+
+    def _ensure_house_bot(self, name: str, house: str) -> None:
         with self._session() as session:
             row = session.get(BotRow, name)
             if row is None:
@@ -134,13 +143,17 @@ class BotRegistry(StoreBase):
         return token
 
     def ensure_admin_token(self) -> str | None:
-        """Create the admin token if there is none; return it then (only once), else None."""
+        """Create the admin token if there is none; return it then (only once), else None
+        (also when another server starting at the same moment made it first)."""
         token = new_token("admin")
         with self._session() as session:
             if session.get(AdminTokenRow, 1) is not None:
                 return None
             session.add(AdminTokenRow(id=1, token_hash=hash_token(token)))
-            session.commit()
+            try:
+                session.commit()
+            except IntegrityError:
+                return None
         return token
 
     def rotate_admin_token(self) -> str:

@@ -10,11 +10,14 @@ import signal
 import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from bullring.commandline import ServerAddresses
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
@@ -154,6 +157,277 @@ def test_compose_wires_the_database_and_the_ladder(compose: dict[str, Any]) -> N
         names.add(bot_name)
         assert _env(services[name])["BULLRING_SERVER"] == "server:50051"
     assert len(names) == 2
+
+
+# --------------------------------------------------------------------------- compose.fleet.yaml
+
+FLEET_SERVERS = ("server1", "server2", "server3")
+"""The fleet's ``bullring serve`` services."""
+
+
+@pytest.fixture(scope="module")
+def fleet() -> dict[str, Any]:
+    """docker/compose.fleet.yaml, parsed (YAML anchors and merge keys resolved)."""
+    loaded: dict[str, Any] = yaml.safe_load((DOCKER / "compose.fleet.yaml").read_text())
+    return loaded
+
+
+def _option(command: list[str], name: str) -> str:
+    return command[command.index(name) + 1]
+
+
+def test_the_fleet_runs_three_servers_postgres_nats_a_balancer_and_two_bots(
+        fleet: dict[str, Any]) -> None:
+    """compose.fleet.yaml has three servers built from docker/Dockerfile with one ``serve``
+    command on the compose PostgreSQL, NATS with JetStream, nginx and two registered bots;
+    only the balancer publishes ports (gRPC 50051, HTTP 8080), the servers expose theirs to
+    it, and their per-address caps are off (every client comes through the proxy)."""
+    services = fleet["services"]
+    assert set(services) == {"postgres", "nats", *FLEET_SERVERS, "lb", "listed-greedy",
+                             "balanced-random"}
+    commands = {tuple(services[name]["command"]) for name in FLEET_SERVERS}
+    [command] = [list(c) for c in commands]
+    assert command[0] == "serve" and _option(command, "--ladder") == "six_nimmt"
+    assert _option(command, "--max-connections-per-address") == "0"
+    assert _option(command, "--max-calls-per-address") == "0"
+    assert services["postgres"]["image"].startswith("postgres:")
+    assert services["nats"]["image"].startswith("nats:")
+    assert "--jetstream" in services["nats"]["command"]
+    assert services["lb"]["image"].startswith("nginx:")
+    published = {name for name, service in services.items() if service.get("ports")}
+    assert published == {"lb"}
+    assert sorted(services["lb"]["ports"]) == ["50051:50051", "8080:8080"]
+    pg = _env(services["postgres"])
+    for name in (*FLEET_SERVERS, "listed-greedy", "balanced-random"):
+        service = services[name]
+        build = service["build"]
+        assert (DOCKER / build["context"] / build["dockerfile"]).resolve() == \
+            DOCKER / "Dockerfile"
+        url = _env(service)["BULLRING_DB"]
+        match = re.fullmatch(r"postgresql\+psycopg://([^:]+):([^@]+)@postgres:5432/(\w+)", url)
+        assert match, url
+        assert match.group(1) == pg["POSTGRES_USER"] and match.group(3) == pg["POSTGRES_DB"]
+    for name in FLEET_SERVERS:
+        assert set(services[name]["expose"]) == {"50051", "8080"}
+
+
+def test_the_fleet_starts_in_order_behind_healthchecks(fleet: dict[str, Any]) -> None:
+    """Every service that serves has a healthcheck; the servers wait for a healthy
+    database, the balancer for all three healthy servers, the bots for a healthy balancer."""
+    services = fleet["services"]
+    for name in ("postgres", "nats", *FLEET_SERVERS, "lb"):
+        assert services[name]["healthcheck"]["test"][0] in ("CMD", "CMD-SHELL"), name
+    for name in FLEET_SERVERS:
+        assert services[name]["healthcheck"]["test"] == ["CMD", IMAGE_ENTRYPOINT, "health"]
+        assert services[name]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
+    assert services["lb"]["depends_on"] == {name: {"condition": "service_healthy"}
+                                            for name in FLEET_SERVERS}
+    for name in ("listed-greedy", "balanced-random"):
+        assert services[name]["depends_on"] == {"lb": {"condition": "service_healthy"}}
+        assert services[name]["healthcheck"] == {"disable": True}
+    for name, service in services.items():  # nothing waits for a service that is not there
+        assert set(service.get("depends_on", {})) <= set(services), name
+
+
+def test_every_file_the_fleet_names_exists(fleet: dict[str, Any]) -> None:
+    """Each build context and Dockerfile, and each file bound into a container (the nginx
+    configuration), is in the repository; each named volume is declared."""
+    services = fleet["services"]
+    declared = set(fleet.get("volumes") or {})
+    bound = []
+    for name, service in services.items():
+        if "build" in service:
+            context = DOCKER / service["build"]["context"]
+            assert context.is_dir() and (context / service["build"]["dockerfile"]).is_file()
+        for volume in service.get("volumes", []):
+            source = volume.split(":")[0]
+            if source.startswith((".", "/")):
+                assert (DOCKER / source).exists(), f"{name}: {source}"
+                bound.append((DOCKER / source).resolve())
+            else:
+                assert source in declared, f"{name}: volume {source} is not declared"
+    assert bound == [DOCKER / "nginx.conf"]
+
+
+def test_the_fleet_bots_connect_to_every_server_or_to_the_balancer(
+        fleet: dict[str, Any]) -> None:
+    """One bot is given every server's gRPC address (``--server`` takes the list), the
+    other the balancer's; each plays the ladder the servers run as a distinct bot."""
+    services = fleet["services"]
+    listed = _env(services["listed-greedy"])["BULLRING_SERVER"]
+    assert ServerAddresses()(listed) == [f"{name}:50051" for name in FLEET_SERVERS]
+    assert _env(services["balanced-random"])["BULLRING_SERVER"] == "lb:50051"
+    ladders = _option(services["server1"]["command"], "--ladder").split(",")
+    names = set()
+    for name in ("listed-greedy", "balanced-random"):
+        mode, bot_name, spec, game = services[name]["command"][:4]
+        assert mode == "house-bot" and spec.startswith("house:") and game in ladders
+        names.add(bot_name)
+    assert len(names) == 2
+
+
+NGINX_UPSTREAM = re.compile(r"^\s*server\s+([\w.-]+):(\d+)\b", re.MULTILINE)
+"""An upstream's ``server HOST:PORT`` line in docker/nginx.conf."""
+
+
+def _nginx() -> str:
+    nginx = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/sbin")
+    if nginx is None:
+        if os.environ.get("CI"):
+            pytest.fail("nginx is missing: .ci/run installs Debian's nginx-light")
+        pytest.skip("nginx is not installed (apt-get install nginx-light)")
+    return nginx
+
+
+def _nginx_t(nginx: str, config: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """``nginx -t`` on ``config``, written to ``folder`` (its prefix: nothing of the
+    machine's own nginx is read)."""
+    (folder / "nginx.conf").write_text(config)
+    return subprocess.run([nginx, "-t", "-p", str(folder), "-c", str(folder / "nginx.conf")],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_the_balancer_config_passes_nginx_t_and_spreads_over_every_server(
+        fleet: dict[str, Any], tmp_path: Path) -> None:
+    """docker/nginx.conf listens where the balancer's ports are published (gRPC over HTTP/2
+    on 50051 with ``grpc_pass``, HTTP on 8080), its two upstreams hold exactly the three
+    servers at their gRPC and HTTP ports, and the real ``nginx -t`` accepts it.
+
+    nginx resolves upstream host names when it loads its configuration, and the compose
+    service names resolve only inside compose: the test checks a copy in which each
+    upstream host (a server service, checked above) is replaced by 127.0.0.1, which
+    changes nothing else. The original, unchanged, fails on exactly that name, which shows
+    the check reads the upstreams."""
+    text = (DOCKER / "nginx.conf").read_text()
+    upstreams = dict(re.findall(r"upstream\s+(\w+)\s*\{([^}]*)\}", text))
+    assert set(upstreams) == {"bullring_grpc", "bullring_http"}
+    for upstream, port in (("bullring_grpc", "50051"), ("bullring_http", "8080")):
+        assert NGINX_UPSTREAM.findall(upstreams[upstream]) == \
+            [(name, port) for name in FLEET_SERVERS]
+    published = {p.split(":")[1] for p in fleet["services"]["lb"]["ports"]}
+    listens = re.findall(r"^\s*listen\s+(\d+)([^;]*);", text, re.MULTILINE)
+    assert {port for port, _ in listens} == published
+    assert ("50051", " http2") in listens
+    assert re.search(r"grpc_pass\s+grpc://bullring_grpc;", text)
+    assert re.search(r"proxy_pass\s+http://bullring_http;", text)
+
+    nginx = _nginx()
+    checked = _nginx_t(nginx, NGINX_UPSTREAM.sub(lambda m: m.group(0).replace(
+        m.group(1), "127.0.0.1"), text), tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    assert "test is successful" in checked.stderr
+    unresolved = _nginx_t(nginx, text, tmp_path)
+    assert unresolved.returncode != 0
+    assert 'host not found in upstream "server1:50051"' in unresolved.stderr
+
+
+def _local_balancer(text: str, grpc: list[str], http: list[str], ports: tuple[int, int],
+                    folder: Path) -> str:
+    """docker/nginx.conf as it runs on this machine: the servers' upstream entries at their
+    loopback addresses (``grpc``, ``http``, in server order), its listening ports
+    ``ports`` (gRPC, HTTP), its pid and temporary files in ``folder``; nothing else
+    changed."""
+    addresses = {("50051", i): a for i, a in enumerate(grpc)} | \
+        {("8080", i): a for i, a in enumerate(http)}
+    seen: dict[str, int] = {}
+
+    def local(match: re.Match[str]) -> str:
+        index = seen[match.group(2)] = seen.get(match.group(2), -1) + 1
+        return match.group(0).replace(f"{match.group(1)}:{match.group(2)}",
+                                      addresses[match.group(2), index])
+
+    text = NGINX_UPSTREAM.sub(local, text)
+    text = re.sub(r"listen 50051\b", f"listen 127.0.0.1:{ports[0]}", text)
+    text = re.sub(r"listen 8080\b", f"listen 127.0.0.1:{ports[1]}", text)
+    temp = "".join(f"    {kind}_temp_path {folder / kind};\n"
+                   for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    return text.replace("http {\n", "http {\n" + temp, 1) + f"pid {folder / 'nginx.pid'};\n"
+
+
+def test_the_fleet_plays_behind_the_real_balancer_and_outlives_a_killed_server(
+        fleet: dict[str, Any], entry_env: dict[str, str], tmp_path: Path) -> None:
+    """The fleet outside Docker: its three servers' ``serve`` command, started together by
+    the entrypoint on one fresh PostgreSQL database (each on a loopback port of its own),
+    and the real nginx running docker/nginx.conf with only its addresses made local.
+    Through the balancer the web API answers and the balanced bot plays ladder matches; the
+    listed bot plays with every server's address. The server holding the balanced bot's
+    stream is killed with -9: the bot dials the balancer's one address again, nginx passes
+    it to a live server, and it plays on; the HTTP API still answers through nginx."""
+    from tests.databases import fresh_postgres
+    from tests.ladder_helpers import ENDED, Lines, wait_until
+
+    nginx = _nginx()
+    services = fleet["services"]
+    serve = [*services["server1"]["command"], "--ladder-setting", "six_nimmt:rounds=1",
+             "--http-port", "0"]
+    stop: list[subprocess.Popen[str]] = []
+    master = 0
+    with fresh_postgres() as url:
+        env = {**entry_env, "BULLRING_DB": url, "BULLRING_PORT": "0"}
+        try:
+            servers = [_entrypoint(*serve, "--admin-token-file", str(tmp_path / f"admin{i}"),
+                                   env=env) for i in range(3)]
+            stop.extend(servers)
+            grpc = [_wait_for_line(s, "listening on").split("listening on ")[1].split()[0]
+                    for s in servers]
+            http = [_wait_for_line(s, "HTTP API on").split("HTTP API on http://")[1]
+                    .split("/")[0] for s in servers]
+            logs = [Lines(s.stderr) for s in servers if s.stderr is not None]
+            ports = (_free_port(), _free_port())
+            balancer = tmp_path / "nginx"
+            balancer.mkdir()
+            (balancer / "nginx.conf").write_text(_local_balancer(
+                (DOCKER / "nginx.conf").read_text(), grpc, http, ports, balancer))
+            # Daemonised, nginx returns once it listens; its log goes to a file (a pipe
+            # would stay open in the daemon).
+            with open(balancer / "error.log", "w") as log:
+                started = subprocess.run([nginx, "-p", str(balancer), "-c",
+                                          str(balancer / "nginx.conf")],
+                                         stdout=subprocess.DEVNULL, stderr=log, timeout=60)
+            assert started.returncode == 0, (balancer / "error.log").read_text()
+            master = int((balancer / "nginx.pid").read_text())
+            games = f"http://127.0.0.1:{ports[1]}/api/games"
+            assert "six_nimmt" in urllib.request.urlopen(games, timeout=30).read().decode()
+
+            bots = {}
+            for name, server in (("balanced-random", f"127.0.0.1:{ports[0]}"),
+                                 ("listed-greedy", ",".join(grpc))):
+                bot = _entrypoint(*services[name]["command"], "-v",
+                                  env={**env, "BULLRING_SERVER": server})
+                stop.append(bot)
+                assert bot.stdout is not None and bot.stderr is not None
+                bots[name] = (Lines(bot.stdout), Lines(bot.stderr))
+
+            def ended(name: str) -> int:
+                return sum(bool(ENDED.match(line)) for line in list(bots[name][0].lines))
+
+            wait_until(lambda: ended("balanced-random") >= 1 and ended("listed-greedy") >= 1,
+                       120, "a ladder match played by each bot")
+            [held] = [i for i, log in enumerate(logs)
+                      if "bot balanced-random joined the six_nimmt ladder" in log.text()]
+            servers[held].kill()
+            servers[held].wait(30)
+            before = ended("balanced-random")
+            wait_until(lambda: ended("balanced-random") >= before + 2, 120,
+                       "two more matches of the balanced bot")
+            joined = [i for i, log in enumerate(logs)
+                      if "bot balanced-random joined the six_nimmt ladder" in log.text()]
+            assert len(joined) == 2 and held in joined, joined
+            connected = bots["balanced-random"][1].text().count(
+                f"connected to 127.0.0.1:{ports[0]}")
+            assert connected >= 2
+            assert "six_nimmt" in urllib.request.urlopen(games, timeout=30).read().decode()
+        finally:
+            if master:
+                os.kill(master, signal.SIGQUIT)  # nginx's graceful stop
+            for proc in stop:
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+            for proc in stop:
+                try:
+                    proc.wait(30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
 
 
 # --------------------------------------------------------------------------- the entrypoint

@@ -4,6 +4,7 @@ claims, results recorded once with their rating updates, orphaned matches, the m
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,6 +14,7 @@ from sqlalchemy import create_engine, inspect, text
 from bullring.server import ratings
 from bullring.server.store import BotError, LeaderboardEntry, Store, hash_token
 from bullring.server.store.migrate import upgrade
+from tests.databases import fresh_postgres
 
 
 def replay_of(match_id: str, ranks: list[int], termination: str = "normal") -> dict[str, Any]:
@@ -217,6 +219,64 @@ def test_the_admin_token_is_made_once_and_checked_by_hash(store: Store) -> None:
     assert store.is_admin_token(token) and not store.is_admin_token(token + "x")
     new = store.rotate_admin_token()
     assert store.is_admin_token(new) and not store.is_admin_token(token)
+
+
+def _behind_an_open_insert(url: str, insert: str, call: Callable[[], Any]) -> Any:
+    """Run ``call`` while another connection (another server starting) has inserted the row
+    it is about to insert, in a transaction not yet committed: ``call`` looks, finds
+    nothing, and its own insert waits on the row's key; the other commits; ``call``'s
+    result (or its exception, raised here)."""
+    other = create_engine(url)
+    outcome: list[Any] = []
+    try:
+        with other.connect() as connection:
+            connection.execute(text(insert))  # the transaction stays open
+            database = connection.execute(text("SELECT current_database()")).scalar()
+            thread = threading.Thread(target=lambda: outcome.append(_outcome(call)))
+            thread.start()
+            with other.connect() as watcher:  # wait until ``call`` waits on the key
+                waiting = text("SELECT count(*) FROM pg_stat_activity WHERE datname = :db "
+                               "AND wait_event_type = 'Lock' AND query LIKE 'INSERT%'")
+                while not watcher.execute(waiting, {"db": database}).scalar():
+                    watcher.execute(text("SELECT pg_sleep(0.01)"))
+            connection.commit()
+        thread.join(30)
+    finally:
+        other.dispose()
+    [result] = outcome
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def _outcome(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except Exception as exc:  # handed to the test's thread
+        return exc
+
+
+def test_servers_starting_together_register_the_house_bots_and_admin_token_once() -> None:
+    """A fleet's servers starting at the same moment on a new PostgreSQL database each find
+    a house bot and the admin token missing and insert them: the one that inserts second
+    (its insert waits on the first's key, then meets it) takes the house bot as registered
+    and makes no admin token, instead of failing its start."""
+    with fresh_postgres() as url:
+        store = Store(url)
+        assert _behind_an_open_insert(
+            url, "INSERT INTO bot (name, owner, house, version, enabled, created_at) VALUES "
+                 "('house-greedy', 'house', 'greedy', 1, true, now())",
+            lambda: store.ensure_house_bot("house-greedy", "greedy")) is None
+        assert store.bot("house-greedy").house == "greedy"
+        assert _behind_an_open_insert(
+            url, "INSERT INTO admin_token (id, token_hash, created_at) VALUES (1, 'h', now())",
+            store.ensure_admin_token) is None
+        assert not store.is_admin_token("h")  # the other server's token stands (its hash: h)
+        with pytest.raises(BotError, match="not as house bot 'random'"):
+            _behind_an_open_insert(
+                url, "INSERT INTO bot (name, owner, house, version, enabled, created_at) "
+                     "VALUES ('house-random', 'house', 'greedy', 1, true, now())",
+                lambda: store.ensure_house_bot("house-random", "random"))
 
 
 def test_migration_0006_marks_the_seats_the_play_button_made_as_people(db: str) -> None:

@@ -231,6 +231,96 @@ def test_a_refused_connection_ends_the_run_after_a_second(caplog: pytest.LogCapt
     assert len(retries) >= 3 and {r.levelno for r in retries} == {logging.DEBUG}
 
 
+# --------------------------------------------------------------------------- several addresses
+
+
+@pytest.mark.timeout(30)
+def test_a_lost_server_is_tried_once_more_then_the_next_address_plays_on(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """With two addresses: the runner plays on the first; when that stream is lost it dials
+    the same server once more (the seat's match runs there), and when that attempt fails
+    before the server says anything (a server going down answers UNAVAILABLE) it moves to
+    the second address, joins with the same token and the same bot, and plays on there.
+    The second server is not dialled before the first was lost."""
+    caplog.set_level(logging.DEBUG, logger="bullring.bot")
+    RECORDERS.clear()
+    request, card = decision("d1")
+    first_joins: list[pb.PlayRequest] = []
+    second_joins: list[pb.PlayRequest] = []
+    answers: list[pb.PlayRequest] = []
+
+    async def going_down(connection: int, context: Any) -> None:
+        first_joins.append(await context.read())
+        if connection > 1:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "shutting down")
+        await context.write(STARTED)
+        await context.write(request)
+        answers.append(await context.read())
+        await context.abort(grpc.StatusCode.UNAVAILABLE, "server killed")
+
+    async def standing(connection: int, context: Any) -> None:
+        second_joins.append(await context.read())
+        await context.write(STARTED)
+        await context.write(request)
+        answers.append(await context.read())
+        await context.write(pb.PlayResponse(match_ended=ENDED))
+        await read_rest(context)
+
+    addresses: list[str] = []
+
+    async def main() -> tuple[pb.MatchEnded, int, int]:
+        async with FakeReferee(going_down) as first, FakeReferee(standing) as second:
+            addresses.extend([first.address, second.address])
+            ended = await runner.play(addresses, TOKEN, "tests.integration.test_runner:Recorder")
+            return ended, first.connections, second.connections
+
+    assert asyncio.run(main()) == (ENDED, 2, 1)
+    assert [j.join.client for j in first_joins + second_joins] == ["bullring-python"] * 3
+    # The decision sent again on the second server gets the same answer from the same bot.
+    assert [(a.answer.decision_id, a.answer.action.card) for a in answers] == [("d1", card)] * 2
+    [bot] = RECORDERS
+    assert bot.decisions == 1
+    retries = [r.getMessage() for r in caplog.records if "reconnecting in" in r.getMessage()]
+    assert len(retries) == 2
+    assert "server killed" in retries[0] and ", to " not in retries[0]  # the same server
+    assert "shutting down" in retries[1] and retries[1].endswith(f", to {addresses[1]}")
+    connected = [r.getMessage() for r in caplog.records if r.getMessage().startswith("connected")]
+    assert connected == [f"connected to {a}" for a in (addresses[0], addresses[0], addresses[1])]
+
+
+@pytest.mark.timeout(30)
+def test_an_address_where_nothing_listens_is_passed_over() -> None:
+    """The first address refuses the connection (its server is down): the runner goes on
+    to the second at once and plays the match there, without ending the run."""
+    async def script(connection: int, context: Any) -> None:
+        await context.read()
+        await context.write(STARTED)
+        await context.write(pb.PlayResponse(match_ended=ENDED))
+        await read_rest(context)
+
+    async def main() -> tuple[pb.MatchEnded, int]:
+        async with FakeReferee(script) as referee:
+            ended = await runner.play([f"127.0.0.1:{free_port()}", referee.address], TOKEN,
+                                      "house:random")
+            return ended, referee.connections
+
+    assert asyncio.run(main()) == (ENDED, 1)
+
+
+def test_every_address_refusing_ends_the_run_after_a_second() -> None:
+    """Where nothing listens at any of the addresses, the run ends after REFUSED_FOR_S with
+    one ConnectionError naming them all; the same address twice is a ValueError before any
+    dial."""
+    first, second = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
+    began = time.monotonic()
+    with pytest.raises(ConnectionError, match=r"refused the connection.*; so did ") as caught:
+        asyncio.run(runner.play([first, second], TOKEN, "house:random", give_up_after_s=60))
+    assert runner.REFUSED_FOR_S <= time.monotonic() - began < 30
+    assert first in str(caught.value) and second in str(caught.value)
+    with pytest.raises(ValueError, match="named twice"):
+        asyncio.run(runner.play([first, first], TOKEN, "house:random"))
+
+
 @pytest.mark.timeout(30)
 def test_gives_up_when_nothing_answers(caplog: pytest.LogCaptureFixture) -> None:
     """A listener that never speaks (no gRPC, no HTTP): the runner retries with backoff,

@@ -21,6 +21,7 @@ import grpc
 
 from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.errors import ConfigurationError
 from bullring.sdk.errors import ChallengeUnplayableError
 
 POLL_S = 1.0
@@ -39,13 +40,24 @@ def house_opponents(game: str) -> list[str]:
     return [f"house:{kinds[(i + 1) % len(kinds)]}" for i in range(OPPONENTS)]
 
 
-async def _call(server: str, token: str, method: str, request: Any) -> Any:
-    async with grpc.aio.insecure_channel(server) as channel:
-        try:
-            return await wire.challenge_stub(channel)[method](
-                request, metadata=(("authorization", f"Bearer {token}"),), timeout=30)
-        except grpc.aio.AioRpcError as exc:
-            raise _error(server, exc) from None
+Servers = str | Sequence[str]
+"""One server's address, or the addresses of a fleet's servers (any of them answers for a
+challenge: it is kept in the database they share)."""
+
+
+async def _call(servers: Servers, token: str, method: str, request: Any) -> Any:
+    """Call ``method`` on the first of ``servers`` that is reachable (UNAVAILABLE moves on
+    to the next)."""
+    addresses = [servers] if isinstance(servers, str) else list(servers)
+    for number, server in enumerate(addresses, 1):
+        async with grpc.aio.insecure_channel(server) as channel:
+            try:
+                return await wire.challenge_stub(channel)[method](
+                    request, metadata=(("authorization", f"Bearer {token}"),), timeout=30)
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() is not grpc.StatusCode.UNAVAILABLE or number == len(addresses):
+                    raise _error(server, exc) from None
+    raise ConfigurationError("no server address given")
 
 
 def _error(server: str, exc: grpc.aio.AioRpcError) -> Exception:
@@ -61,7 +73,7 @@ def _error(server: str, exc: grpc.aio.AioRpcError) -> Exception:
     return RuntimeError(f"{server}: {code.name}: {details}")
 
 
-async def ask(server: str, token: str, game: str, opponents: Sequence[str]) -> pb.Challenge:
+async def ask(server: Servers, token: str, game: str, opponents: Sequence[str]) -> pb.Challenge:
     """Ask for an unrated match of ``game`` against ``opponents`` (in seat order after the
     bot); the challenge made."""
     reply = await _call(server, token, "CreateChallenge",
@@ -70,7 +82,7 @@ async def ask(server: str, token: str, game: str, opponents: Sequence[str]) -> p
     return challenge
 
 
-async def challenge(server: str, token: str, challenge_id: str) -> pb.Challenge:
+async def challenge(server: Servers, token: str, challenge_id: str) -> pb.Challenge:
     """The challenge ``challenge_id`` as it stands."""
     reply = await _call(server, token, "GetChallenge",
                         pb.GetChallengeRequest(challenge_id=challenge_id))
@@ -78,7 +90,7 @@ async def challenge(server: str, token: str, challenge_id: str) -> pb.Challenge:
     return found
 
 
-async def accepted(server: str, token: str, made: pb.Challenge,
+async def accepted(server: Servers, token: str, made: pb.Challenge,
                    waiting: Callable[[pb.Challenge], None]) -> pb.Challenge:
     """Wait until ``made`` is no longer pending (``waiting`` is told once it waits); it
     then, or ``RuntimeError`` naming who ended it when it was declined, cancelled or

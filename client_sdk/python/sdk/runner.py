@@ -10,6 +10,10 @@ stays open and carries one match after another, a new bot object for each; after
 connection the runner reconnects (with the same backoff) and the server gives the bot back
 its seat, or queues it again.
 
+``--server`` may name several servers of one fleet (``HOST:PORT,HOST:PORT``): the runner
+connects to the first that answers, and when a connection is lost it tries the same server
+once more, then the next one, so a ladder bot whose server died plays on on another.
+
 A bot is named by a spec: ``house:NAME`` (a house bot), ``package.module:ClassName`` or
 ``path/to/file.py:ClassName`` (a ``Bot`` subclass, instantiated as ``ClassName(seed)``).
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import grpc
 
@@ -54,6 +58,10 @@ REFUSED_FOR_S = 1.0
 """How long connections may be refused, before the server has ever answered, until the
 runner stops: nothing listens at that address (a server just starting gets this long)."""
 
+DIAL_S = 2.0
+"""With several addresses, how long one dial may take before the runner moves on to the
+next address (a machine that vanished answers nothing, not even a refusal)."""
+
 
 def _channel_options() -> list[tuple[str, int]]:
     # A private subchannel per channel, so each attempt really dials instead of inheriting
@@ -75,21 +83,40 @@ async def _connect(channel: grpc.aio.Channel) -> bool:
     return True
 
 
-def _check_finding(finding: reach.Finding | None, reached: bool,
-                   refused_since: float | None) -> float | None:
-    """Raise ``ConnectionError`` when ``finding`` shows that the address will never be the
-    gRPC server (before it has ever answered): an HTTP port at once, refusals once they have
-    lasted ``REFUSED_FOR_S``. Return since when connections have been refused (None: the
-    last attempt was not refused)."""
-    if finding is None or finding.kind is not reach.Kind.REFUSED:
-        if finding is not None and not reached:
-            raise ConnectionError(finding.message)
-        return None
-    now = time.monotonic()
-    since = now if refused_since is None else refused_since
-    if not reached and now - since >= REFUSED_FOR_S:
-        raise ConnectionError(finding.message)
-    return since
+class Refusals:
+    """Since when every dial has been refused, and at which addresses: the runner stops
+    once all its addresses have refused for ``REFUSED_FOR_S`` before any server answered."""
+
+    def __init__(self, addresses: Sequence[str]) -> None:
+        self.addresses = tuple(addresses)
+        self.since: float | None = None
+        self.refused: set[str] = set()
+
+    def check(self, address: str, finding: reach.Finding | None, reached: bool) -> None:
+        """Raise ``ConnectionError`` when ``finding`` (what a failed dial of ``address``
+        found) shows that the addresses will never be a gRPC server, before one has ever
+        answered: an HTTP port at once, refusals once every address has refused for
+        ``REFUSED_FOR_S`` with no other failure between."""
+        if finding is None or finding.kind is not reach.Kind.REFUSED:
+            self.since = None
+            self.refused.clear()
+            if finding is not None and not reached:
+                raise ConnectionError(finding.message)
+            return
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        self.refused.add(address)
+        if not reached and now - self.since >= REFUSED_FOR_S and \
+                self.refused.issuperset(self.addresses):
+            others = [a for a in self.addresses if a != address]
+            raise ConnectionError(finding.message + (f"; so did {', '.join(others)}"
+                                                     if others else ""))
+
+    @property
+    def refusing(self) -> bool:
+        """Whether the last failed dial was refused."""
+        return self.since is not None
 
 
 def _refusal(e: grpc.aio.AioRpcError) -> Exception:
@@ -102,7 +129,18 @@ def _refusal(e: grpc.aio.AioRpcError) -> Exception:
     return RuntimeError(f"the server ended the seat's stream: {code.name}: {details}")
 
 
-async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
+def addresses_of(server: str | Sequence[str]) -> tuple[str, ...]:
+    """The addresses ``play`` tries, in order: ``server`` itself, or each of a sequence;
+    ValueError for none, or one named twice."""
+    addresses = (server,) if isinstance(server, str) else tuple(server)
+    if not addresses:
+        raise ConfigurationError("no server address given")
+    if len(set(addresses)) != len(addresses):
+        raise ConfigurationError(f"an address is named twice in {', '.join(addresses)}")
+    return addresses
+
+
+async def play(server: str | Sequence[str], token: str, bot_spec: str, *, seed: int = 0,
                transport: str = "stream", margin_ms: int = 50, give_up_after_s: float = 60.0,
                client: str = "bullring-python",
                on_message: Callable[[pb.PlayResponse], None] | None = None,
@@ -110,6 +148,13 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
                factory: BotFactory | None = None,
                practice_only: bool = False) -> pb.MatchEnded:
     """Play the seat ``token`` names on ``server`` with the bot ``bot_spec``; return the result.
+
+    ``server`` is one address (``HOST:PORT``), or several servers of one fleet, tried in
+    order: the runner stays on the server it reached for as long as it can, and moves on to
+    the next address (after the last, the first again) whenever an attempt fails before the
+    server said anything: a refused or timed-out dial (``DIAL_S``), or a call that failed
+    at once. A lost connection is tried once more on the same server (the seat's match
+    runs there), then on the next.
 
     With ``ladder`` (a game id) and a registered bot's token, play that game's ladder: one
     match after another on the same stream, until ``matches`` have ended (0: forever); the
@@ -123,11 +168,13 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
 
     When the connection fails (UNAVAILABLE, CANCELLED, DEADLINE_EXCEEDED, INTERNAL, UNKNOWN)
     or the stream ends before MatchEnded, the runner reconnects into the same seat with
-    exponential backoff and jitter (0.05 s doubling up to 2 s). It raises
+    exponential backoff and jitter (0.05 s doubling up to 2 s; with several addresses the
+    pause grows once per round of them). It raises
     ``ConnectionError`` once ``give_up_after_s`` has passed without a working connection
     (one on which the server sent something); before the server has ever answered, sooner:
     at once when the address answers HTTP/1.1 (Bullring's HTTP port: the message names the
-    gRPC port), and after ``REFUSED_FOR_S`` of refused connections (nothing listens there).
+    gRPC port), and after ``REFUSED_FOR_S`` of refused connections (nothing listens there,
+    nor at any other address given).
     It raises ``PermissionError`` at once for
     UNAUTHENTICATED / PERMISSION_DENIED, ``ValueError`` for INVALID_ARGUMENT /
     RESOURCE_EXHAUSTED or a bad bot spec, and ``RuntimeError`` for any other status.
@@ -147,6 +194,7 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
             f"unknown transport {transport!r}; use one of {', '.join(SESSIONS)}")
     if margin_ms < 0:
         raise ConfigurationError(f"margin_ms must be >= 0, not {margin_ms}")
+    addresses = addresses_of(server)
     if factory is None:
         seat = Seat(bot_spec, bot_factory(bot_spec), seed, margin_ms, on_message, ladder,
                     matches, bot_class(bot_spec).games, practice_only)
@@ -157,38 +205,42 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
     metadata = (("authorization", f"Bearer {token}"),)
     down_since = time.monotonic()
     failures = 0
+    at = 0
     last_error = "no attempt yet"
     reached = False
-    refused_since: float | None = None
+    refusals = Refusals(addresses)
     try:
         while True:
+            address = addresses[at]
             remaining = give_up_after_s - (time.monotonic() - down_since)
             if remaining <= 0:
-                raise ConnectionError(f"gave up on {server} after {give_up_after_s:g} s "
-                                      f"without a connection; last error: {last_error}")
+                raise ConnectionError(f"gave up on {', '.join(addresses)} after "
+                                      f"{give_up_after_s:g} s without a connection; last "
+                                      f"error: {last_error}")
             conn = Connection()
-            log.debug("connecting to %s (%s)%s", server, transport,
+            log.debug("connecting to %s (%s)%s", address, transport,
                       f", attempt {failures + 1}" if failures else "")
-            async with grpc.aio.insecure_channel(server, options=_channel_options()) as channel:
+            dial_s = remaining if len(addresses) == 1 else min(remaining, DIAL_S)
+            async with grpc.aio.insecure_channel(address, options=_channel_options()) as channel:
                 try:
-                    ready = await asyncio.wait_for(_connect(channel), remaining)
-                    last_error = "cannot connect"
+                    ready = await asyncio.wait_for(_connect(channel), dial_s)
+                    last_error = f"cannot connect to {address}"
                 except TimeoutError:
-                    ready, last_error = False, "connecting timed out"
+                    ready, last_error = False, f"connecting to {address} timed out"
                 if not ready:
-                    finding = await asyncio.to_thread(reach.probe, server)
-                    refused_since = _check_finding(finding, reached, refused_since)
+                    finding = await asyncio.to_thread(reach.probe, address)
+                    refusals.check(address, finding, reached)
                     if finding is not None:
                         last_error = finding.message
                 if ready:
-                    log.info("connected to %s", server)
+                    log.info("connected to %s", address)
                     try:
                         ended = await session(seat, wire.bot_stub(channel), metadata, client,
                                               conn)
                     except grpc.aio.AioRpcError as e:
                         if e.code() not in RETRYABLE:
                             raise _refusal(e) from None
-                        last_error = f"{e.code().name}: {e.details()}"
+                        last_error = f"{address}: {e.code().name}: {e.details()}"
                     else:
                         if ended is not None:
                             if ladder is None:
@@ -197,15 +249,18 @@ async def play(server: str, token: str, bot_spec: str, *, seed: int = 0,
                                           list(ended.ranks),
                                           wire.termination_name(ended.termination))
                             return ended
-                        last_error = "the stream ended before MatchEnded"
+                        last_error = f"the stream from {address} ended before MatchEnded"
             if conn.heard:
                 down_since, failures, reached = time.monotonic(), 0, True
+            else:  # nothing from this server on this attempt: the next one's turn
+                at = (at + 1) % len(addresses)
             failures += 1
-            delay = RECONNECT.pause(failures)
+            delay = RECONNECT.pause(-(-failures // len(addresses)))
             remaining = give_up_after_s - (time.monotonic() - down_since)
-            log.log(logging.DEBUG if refused_since is not None and not reached else logging.WARNING,
-                    "connection to %s failed (%s); reconnecting in %.2f s", server, last_error,
-                    max(0.0, min(delay, remaining)))
+            log.log(logging.DEBUG if refusals.refusing and not reached else logging.WARNING,
+                    "connection to %s failed (%s); reconnecting in %.2f s%s", address,
+                    last_error, max(0.0, min(delay, remaining)),
+                    "" if addresses[at] == address else f", to {addresses[at]}")
             await asyncio.sleep(max(0.0, min(delay, remaining)))
     finally:
         seat.thread.close()

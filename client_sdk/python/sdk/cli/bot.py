@@ -3,8 +3,10 @@
 ``bullring bot --server HOST:PORT --token TOKEN BOT`` connects with the seat's token, loads
 the bot once the match says which game it is, answers every decision within the time the
 server says is left (minus a safety margin), and reconnects into the same seat when the
-connection drops. With a registered bot's token, ``--ladder GAME`` plays that game's ladder,
-one match after another. With ``--practice`` too, it first asks the server for one unrated
+connection drops. ``--server HOST:PORT,HOST:PORT`` names several servers of one fleet: the
+runner plays on the first that answers and moves on to the next when it is lost. With a
+registered bot's token, ``--ladder GAME`` plays that game's ladder, one match after
+another. With ``--practice`` too, it first asks the server for one unrated
 match against ``--against`` (house bots ``house:KIND`` or registered bots, in seat order
 after it; by default three house bots), plays it on that ladder and leaves; a registered
 opponent's owner must accept first (the command waits, and exits 1 if the challenge is
@@ -36,8 +38,11 @@ def add_seat_arguments(parser: argparse.ArgumentParser, what: str = "bot") -> No
     """Add the options of whatever plays a seat, a ladder or a practice match on a server:
     ``--server``, ``--token``, ``--margin-ms``, ``--give-up-after``, ``--ladder``,
     ``--matches``, ``--practice`` and ``--against``."""
-    parser.add_argument("--server", required=True, metavar="HOST:PORT",
-                        type=cli.ServerAddress(), help="the referee server's gRPC address")
+    parser.add_argument("--server", required=True, metavar="HOST:PORT[,HOST:PORT...]",
+                        type=cli.ServerAddresses(),
+                        help="the referee server's gRPC address, or the addresses of several "
+                             "servers of one fleet, comma separated: the first that answers "
+                             "is played on, and the next when its connection is lost")
     parser.add_argument("--token", default=None, metavar="TOKEN", type=cli.Token(),
                         help="the seat's token (default: $BULLRING_TOKEN)")
     parser.add_argument("--margin-ms", type=cli.non_negative(), default=50,
