@@ -128,8 +128,8 @@ def watch_bytes(message: Watched) -> bytes:
     then kept on it)."""
     encoded = message.watched
     if encoded is None:
-        if type(message) is Event:
-            encoded = delimited(_WATCH_EVENT, _public_event(message.event))
+        if type(message) is Event:  # the same PublicEvent as the seats', under its own key
+            encoded = _WATCH_EVENT + play_bytes(message)[len(_PLAY["event"]):]
         else:
             encoded = watch_proto(message).SerializeToString()
         message.watched = encoded

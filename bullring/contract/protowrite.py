@@ -87,56 +87,78 @@ def _kind(field: FieldDescriptor) -> int:
     return _SUBS if repeated else _SUB
 
 
+_CARDS_HEADS = tuple(bytes((n + 2, 10, n)) for n in range(126))
+"""The head of a ``Cards`` message of n one-byte cards (n below 126): its length, then its
+``cards`` field's key and length."""
+
+
 def _cards_body(cards: Sequence[int]) -> bytes:
     """One ``Cards`` message's length and bytes."""
-    body = b"\x0a" + packed_body(cards) if cards else b""
+    if not cards:
+        return b"\x00"
+    try:
+        body = bytes(cards)
+        if len(body) < len(_CARDS_HEADS) and body.isascii():
+            return _CARDS_HEADS[len(body)] + body  # every card below 128: a byte each
+    except ValueError:  # a card below 0 or above 255
+        pass
+    body = b"\x0a" + packed_body(cards)
     return varint(len(body)) + body
 
 
-def _write_field(key: bytes, kind: int, sub: Writer | None, value: Any) -> bytes:
-    """One field of ``kind`` holding ``value`` (nothing when proto3 writes nothing)."""
-    if kind == _SCALAR:
-        return key + varint(value) if value else b""
-    if kind == _PACKED:
-        return key + packed_body(value) if value else b""
-    if kind == _CARDS:
-        return key + _cards_body(value or ())
-    if kind == _CARD_LISTS:
-        return b"".join([key + _cards_body(cards) for cards in value])
-    if kind == _STRING:
-        return delimited(key, str(value).encode()) if value else b""
-    assert sub is not None
-    if kind == _SUB:
-        return b"" if value is None else delimited(key, sub(value))
-    return b"".join([delimited(key, sub(item)) for item in value])
+def _card_list_heads(key: bytes) -> tuple[bytes, ...]:
+    """For each n below 126, the head of a ``Cards`` field of n one-byte cards: the field's
+    key, the message's length, its ``cards`` key and length (an empty message: key, 0)."""
+    return (key + b"\x00", *(key + bytes((n + 2, 10, n)) for n in range(1, 126)))
+
+
+_LINES = {
+    _SCALAR: ["if v:", "    append(K{i} + varint(v))"],
+    _PACKED: ["if v:", "    append(K{i} + packed_body(v))"],
+    _STRING: ["if v:", "    t = str(v).encode()", "    append(K{i} + varint(len(t)) + t)"],
+    _CARDS: ["append(K{i} + cards_body(v or ()))"],
+    _CARD_LISTS: [
+        "if v:",
+        "    try:  # every list short, every card below 128: a byte each",
+        "        c = b''.join([H{i}[len(x)] + bytes(x) for x in v])",
+        "    except (IndexError, ValueError):",
+        "        c = b''",
+        "    if c.isascii() and c:",
+        "        append(c)",
+        "    else:",
+        "        append(b''.join([K{i} + cards_body(x) for x in v]))"],
+    _SUB: ["if v is not None:", "    b = W{i}(v)", "    append(K{i} + varint(len(b)) + b)"],
+    _SUBS: ["for x in v:", "    b = W{i}(x)", "    append(K{i} + varint(len(b)) + b)"],
+}
+"""The code that writes one field of each kind from its value ``v``: the writer of a
+message is these lines, field after field, made into one function."""
 
 
 def message_writer(descriptor: Descriptor, names: Sequence[str] | None = None) -> Writer:
     """A writer of ``descriptor``'s message from a domain value: a NamedTuple whose fields
     have the message's field names (``names``, its field names in order, say which field
-    each message field takes; None takes them by order, for a plain tuple)."""
-    plan: list[tuple[int, bytes, int, Writer | None]] = []
-    for field in sorted(descriptor.fields, key=lambda f: f.number):  # protobuf's order
+    each message field takes; None takes them by order, for a plain tuple).
+
+    The writer is generated from the descriptor as one straight function (no loop over
+    the fields at run time): a request is written at every decision point."""
+    constants: dict[str, Any] = {"varint": varint, "packed_body": packed_body,
+                                 "cards_body": _cards_body}
+    lines = ["def write(value):", "    parts = []", "    append = parts.append"]
+    for i, field in enumerate(sorted(descriptor.fields, key=lambda f: f.number)):
         index = field.index if names is None else list(names).index(field.name)
         kind = _kind(field)
-        sub_message: Any = field.message_type
-        sub = message_writer(sub_message) if kind in (_SUB, _SUBS) else None
-        plan.append((index, tag(field.number, 0 if kind == _SCALAR else 2), kind, sub))
-
-    def write(value: Any) -> bytes:
-        parts = []
-        for index, key, kind, sub in plan:
-            item = value[index]
-            if kind == _SCALAR:
-                if item:
-                    parts.append(key + varint(item))
-            elif kind == _PACKED:
-                if item:
-                    parts.append(key + packed_body(item))
-            else:
-                parts.append(_write_field(key, kind, sub, item))
-        return b"".join(parts)
-
+        key = tag(field.number, 0 if kind == _SCALAR else 2)
+        constants[f"K{i}"] = key
+        if kind == _CARD_LISTS:
+            constants[f"H{i}"] = _card_list_heads(key)
+        if kind in (_SUB, _SUBS):
+            sub_message: Any = field.message_type
+            constants[f"W{i}"] = message_writer(sub_message)
+        lines.append(f"    v = value[{index}]  # {field.name}")
+        lines.extend("    " + line.format(i=i) for line in _LINES[kind])
+    lines.append("    return b''.join(parts)")
+    exec("\n".join(lines), constants)
+    write: Writer = constants["write"]
     return write
 
 
