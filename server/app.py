@@ -84,6 +84,9 @@ class ServerOptions:
     """Who may read /metrics (``bullring.server.metrics.ACCESS``)."""
     log_format: str = "text"
     """How the log is written: ``text`` lines or ``json`` objects (``bullring.server.logs``)."""
+    worker: int | None = None
+    """This process's index among the workers of ``bullring serve --workers N`` (None: the
+    only process): it shares its ports with the other workers (``SO_REUSEPORT``)."""
 
 
 SERVICES = (wire.BOT_SERVICE, wire.SPECTATOR_SERVICE, wire.ADMIN_SERVICE, wire.LADDER_SERVICE,
@@ -105,14 +108,17 @@ class RefereeServer:
                             cache_bytes=options.replay_cache_bytes)
         self.ladder = Ladder(self.store, self.hub, options.ladder, self.guard)
         self.metrics.watch(self.hub, self.ladder)
+        self.metrics.identify(self.guard.id, options.worker)
         self.aborted_at_start: list[str] = []
         """Matches left running by a server that died, aborted when this one started."""
         self.health = health.aio.HealthServicer()
         interceptors = [AddressCap(options.limits.max_calls_per_address),
                         TokenInterceptor(self.hub)]
-        self.server = grpc.aio.server(interceptors=interceptors,
-                                      options=[*wire.channel_options(),
-                                               *options.limits.grpc_options()])
+        grpc_options = [*wire.channel_options(), *options.limits.grpc_options()]
+        if options.worker is not None:  # the workers share the port (bullring.server.workers)
+            grpc_options = [o for o in grpc_options if o[0] != "grpc.so_reuseport"]
+            grpc_options.append(("grpc.so_reuseport", 1))
+        self.server = grpc.aio.server(interceptors=interceptors, options=grpc_options)
         self.challenges = Challenges(self.hub, self.ladder, options.quotas, options.caps)
         """Practice matches and challenges, with each bot's quotas, for gRPC and HTTP."""
         self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder,
@@ -137,7 +143,8 @@ class RefereeServer:
                                  challenges=self.challenges,
                                  metrics=self.metrics, metrics_access=options.metrics)
             self.http = HttpServer(build_app(context), options.host, options.http_port,
-                                   options.grace_s, options.limits, token_gate(context))
+                                   options.grace_s, options.limits, token_gate(context),
+                                   shared=options.worker is not None)
 
     async def start(self) -> int:
         """Abort matches left by dead servers, bind and start serving, start the ladder;
@@ -429,7 +436,9 @@ def main(options: ServerOptions) -> int:
     noise = ClientNoise()
     for name in ("grpc._cython.cygrpc", "asyncio"):
         logging.getLogger(name).addFilter(noise)
-    check_ports(options.host, [("--port", options.port), ("--http-port", options.http_port)])
+    if options.worker is None:  # a worker's ports are shared with its siblings on purpose
+        check_ports(options.host, [("--port", options.port),
+                                   ("--http-port", options.http_port)])
     tune_gc()
     tune_malloc()
     asyncio.run(serve(options))

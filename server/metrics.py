@@ -22,6 +22,7 @@ from prometheus_client import (
     Counter,
     Gauge,
     Histogram,
+    Info,
     ProcessCollector,
     disable_created_metrics,
     generate_latest,
@@ -107,6 +108,14 @@ class ServerMetrics:
             "unavailable for the whole retry budget (--db-retry), by call", ["call"],
             registry=self.registry)
         ProcessCollector(registry=self.registry)
+
+    def identify(self, instance: str, worker: int | None) -> None:
+        """Name the process these metrics are of: its server instance id and its index among
+        the workers of ``bullring serve --workers N`` (``-`` when it is the only one), as
+        ``bullring_server_info``: one scrape of a shared port reaches one worker."""
+        Info("bullring_server", "The server process these metrics are of",
+             registry=self.registry).info(
+            {"instance": instance, "worker": "-" if worker is None else str(worker)})
 
     def watch(self, hub: MatchHub, ladder: LadderSessions | None = None) -> None:
         """Report what ``hub``'s matches do and hold, and ``ladder``'s queues."""

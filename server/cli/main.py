@@ -60,7 +60,25 @@ def _replay_verify(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from bullring.server import app
 
+    if args.workers > 1:
+        return _supervise(args)
     return app.main(serve_options(args))
+
+
+def _supervise(args: argparse.Namespace) -> int:
+    """``bullring serve --workers N``: N processes of the server on one address."""
+    import logging
+
+    from bullring.server import workers
+
+    if not options.db_url(args).startswith("postgresql"):
+        raise cli.UsageError("--workers: the workers share one database, which must be "
+                             "PostgreSQL (--db postgresql://...); a SQLite file serves one "
+                             "process")
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    http_port = None if args.http_port < 0 else args.http_port
+    return workers.Supervisor(sys.argv[1:], args.workers, args.host, args.port,
+                              http_port).run()
 
 
 def serve_options(args: argparse.Namespace) -> ServerOptions:
@@ -101,7 +119,8 @@ def serve_options(args: argparse.Namespace) -> ServerOptions:
                                        caps=MatchCaps(**dict(args.match_cap)), quotas=quotas,
                                        challenge_retention_s=args.challenge_retention,
                                        replay_cache_bytes=args.replay_cache_mb << 20,
-                                       metrics=args.metrics, log_format=args.log_format)
+                                       metrics=args.metrics, log_format=args.log_format,
+                                       worker=args.worker)
 
 
 def _add_serve(commands: cli.Commands) -> None:
@@ -111,6 +130,12 @@ def _add_serve(commands: cli.Commands) -> None:
                        help="the address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=cli.Port(), default=50051,
                        help="the gRPC port (default: 50051; 0 picks a free port)")
+    serve.add_argument("--workers", type=cli.positive(), default=1, metavar="N",
+                       help="processes serving the ports as one server, one a core (default: "
+                            "1; more need a PostgreSQL database and --broker: "
+                            "docs/operations.md)")
+    serve.add_argument("--worker", type=cli.non_negative(), default=None,
+                       help=argparse.SUPPRESS)  # a worker's index, given by the supervisor
     options.add_db(serve, creates=True)
     serve.add_argument("--start-timeout", type=cli.Seconds(0, strict=True), default=60.0,
                        metavar="SECONDS",

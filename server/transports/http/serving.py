@@ -460,8 +460,11 @@ class HttpServer:
     """One uvicorn server on a socket bound up front (so port 0 tells the real port)."""
 
     def __init__(self, app: FastAPI, host: str, port: int, grace_s: float = 5.0,
-                 limits: Limits | None = None, gate: Gate | None = None) -> None:
+                 limits: Limits | None = None, gate: Gate | None = None,
+                 shared: bool = False) -> None:
         self.host = host
+        self.shared = shared
+        """The port is shared with the other workers of one server (``SO_REUSEPORT``)."""
         self.requested_port = port
         self.limits = limits or Limits()
         protocol = type("GuardedH11", (GuardedH11,), {
@@ -485,6 +488,8 @@ class HttpServer:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if self.shared:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         try:
             sock.bind((self.host, self.requested_port))
         except OSError:
