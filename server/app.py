@@ -121,14 +121,14 @@ class RefereeServer:
         self.server = grpc.aio.server(interceptors=interceptors, options=grpc_options)
         self.challenges = Challenges(self.hub, self.ladder, options.quotas, options.caps)
         """Practice matches and challenges, with each bot's quotas, for gRPC and HTTP."""
-        self.server.add_generic_rpc_handlers((BotService(self.hub, self.ladder,
-                                                         options.limits,
-                                                         self.metrics).handler(),
-                                              SpectatorService(self.hub, self.metrics
-                                                               ).handler(),
-                                              AdminService(self.store, self.ladder).handler(),
-                                              LadderService(self.store).handler(),
-                                              ChallengeService(self.challenges).handler()))
+        self.handlers = (BotService(self.hub, self.ladder, options.limits,
+                                    self.metrics).handler(),
+                         SpectatorService(self.hub, self.metrics).handler(),
+                         AdminService(self.store, self.ladder).handler(),
+                         LadderService(self.store).handler(),
+                         ChallengeService(self.challenges).handler())
+        """The handlers of the contract's services (``SERVICES``), one per service."""
+        self.server.add_generic_rpc_handlers(self.handlers)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = (*SERVICES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
                  reflection.SERVICE_NAME)

@@ -336,34 +336,21 @@ def bot_stub(channel: grpc.aio.Channel) -> dict[str, Any]:
     }
 
 
-ADMIN_METHODS: dict[str, tuple[Any, Any]] = {
-    "RegisterBot": (pb.RegisterBotRequest, pb.RegisterBotResponse),
-    "NewBotVersion": (pb.NewBotVersionRequest, pb.NewBotVersionResponse),
-    "SetBotEnabled": (pb.SetBotEnabledRequest, pb.SetBotEnabledResponse),
-    "RotateBotToken": (pb.RotateBotTokenRequest, pb.RotateBotTokenResponse),
-    "CreateMatch": (pb.CreateMatchRequest, pb.CreateMatchResponse),
-    "RotateAdminToken": (pb.RotateAdminTokenRequest, pb.RotateAdminTokenResponse),
-    "CreateTournament": (pb.CreateTournamentRequest, pb.CreateTournamentResponse),
-    "CancelTournament": (pb.CancelTournamentRequest, pb.CancelTournamentResponse),
-}
+def methods(service: str) -> dict[str, tuple[Any, Any]]:
+    """Each method of ``service`` (its full name) as the proto declares it: its request and
+    response message types, by name. The servers' handlers and the clients' stubs are made
+    from these, so a method added to the proto needs no list kept by hand."""
+    descriptor = pb.DESCRIPTOR.services_by_name[service.rsplit(".", 1)[1]]
+    return {method.name: (getattr(pb, method.input_type.name),
+                          getattr(pb, method.output_type.name))
+            for method in descriptor.methods}
+
+
+ADMIN_METHODS = methods(ADMIN_SERVICE)
 """AdminService's methods: (request type, response type) by name."""
-
-LADDER_METHODS: dict[str, tuple[Any, Any]] = {
-    "GetLeaderboard": (pb.GetLeaderboardRequest, pb.GetLeaderboardResponse),
-    "ListBots": (pb.ListBotsRequest, pb.ListBotsResponse),
-    "ListMatches": (pb.ListMatchesRequest, pb.ListMatchesResponse),
-    "GetReplay": (pb.GetReplayRequest, pb.GetReplayResponse),
-    "GetTournament": (pb.GetTournamentRequest, pb.GetTournamentResponse),
-}
+LADDER_METHODS = methods(LADDER_SERVICE)
 """LadderService's methods: (request type, response type) by name."""
-
-CHALLENGE_METHODS: dict[str, tuple[Any, Any]] = {
-    "CreateChallenge": (pb.CreateChallengeRequest, pb.CreateChallengeResponse),
-    "ListChallenges": (pb.ListChallengesRequest, pb.ListChallengesResponse),
-    "GetChallenge": (pb.GetChallengeRequest, pb.GetChallengeResponse),
-    "AnswerChallenge": (pb.AnswerChallengeRequest, pb.AnswerChallengeResponse),
-    "SetAutoAccept": (pb.SetAutoAcceptRequest, pb.SetAutoAcceptResponse),
-}
+CHALLENGE_METHODS = methods(CHALLENGE_SERVICE)
 """ChallengeService's methods: (request type, response type) by name."""
 
 
