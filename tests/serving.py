@@ -45,10 +45,14 @@ class ServerProcess:
     output: str = ""
     """What it printed to standard output after its first two lines, once stopped (but
     lines a test read itself)."""
+    banner: list[str] = field(default_factory=list)
+    """Its first two lines of standard output: where it listens, gRPC then HTTP."""
+    cwd: Path | None = None
+    """The folder it runs in (default: the test's own)."""
 
-    def start(self) -> ServerProcess:
-        """Start the server and wait for the line that says where it listens."""
-        self._log = None
+    def command(self) -> list[str]:
+        """The command that starts it: ``bullring serve`` on free ports, on ``db``, with
+        ``extra``; the admin token goes to ``admin_file``."""
         from bullring.server.app import admin_token_path
 
         extra = self.extra
@@ -59,22 +63,28 @@ class ServerProcess:
                 self.admin_file = folder / self.admin_file.name
         if "--admin-token-file" not in extra and self.admin_file != admin_token_path(self.db):
             extra = [*extra, "--admin-token-file", str(self.admin_file)]
+        return [*self._limited(), *CLI, "serve", "--port", "0", "--http-port", "0",
+                "--db", self.db, *extra]
+
+    def start(self) -> ServerProcess:
+        """Start the server and wait for the line that says where it listens."""
+        self._log = None
         self.proc = subprocess.Popen(
-            [*self._limited(), *CLI, "serve", "--port", "0", "--http-port", "0", "--db", self.db,
-             *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            self.command(), cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert self.proc.stdout is not None and self.proc.stderr is not None
         line = self.proc.stdout.readline()
         if "listening on" not in line:
             self.proc.kill()
             raise RuntimeError(f"server did not start: {line!r} {self.proc.stderr.read()!r}")
         self.address = line.split("listening on ")[1].split()[0]
+        self.banner = [line.rstrip("\n")]
         line = self.proc.stdout.readline()
         if "HTTP API on " not in line:
             self.proc.kill()
             raise RuntimeError(f"server HTTP did not start: {line!r}")
         self.http = line.split("HTTP API on ")[1].split()[0].rstrip("/")
+        self.banner.append(line.rstrip("\n"))
         return self
 
     def _limited(self) -> list[str]:

@@ -162,9 +162,13 @@ async def play(server: str | Sequence[str], token: str, bot_spec: str, *, seed: 
     rated table: only in its practice matches and challenges (``bullring bot --practice``).
 
     The bot is made (``load_bot(bot_spec, game, seed)``) when MatchStarted arrives. Each
-    decision is answered if the bot decides within the time left minus ``margin_ms``;
-    otherwise nothing is sent and the server applies its default action. ``on_message`` is
-    called with every message from the server, before the runner acts on it.
+    decision is answered if the bot decides within the time left (counted from when the
+    request arrived) minus ``margin_ms``; otherwise nothing is sent and the server applies
+    its default action. The server's messages are read while the bot decides: a decision
+    the server has moved past (its next decision, the match's end or another match has
+    come) is not given to the bot, nor waited for, so a slow bot never leaves the runner
+    behind the server. ``on_message`` is called with every message from the server, before
+    the runner acts on it.
 
     When the connection fails (UNAVAILABLE, CANCELLED, DEADLINE_EXCEEDED, INTERNAL, UNKNOWN)
     or the stream ends before MatchEnded, the runner reconnects into the same seat with

@@ -8,7 +8,7 @@ import logging
 import operator
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
@@ -20,6 +20,20 @@ from bullring.sdk.errors import AccessEndedError, StreamClosedError
 
 log = logging.getLogger("bullring.bot")
 """The runner's logger: connections, decisions answered and missed, rejections."""
+
+
+class Ahead(Protocol):
+    """What the runner has read beyond the message it acts on (``transports.Inbox``)."""
+
+    def moved_on(self) -> bool:
+        """Whether the server no longer waits for the decision being acted on."""
+
+    async def wait_moved_on(self) -> None:
+        """Return once ``moved_on`` holds."""
+
+
+class MovedOn(Exception):
+    """The server moved past a decision while the bot was deciding it."""
 
 
 class Seat:
@@ -54,15 +68,19 @@ class Seat:
         """Answers sent by decision id: a decision resent after a reconnect gets the same."""
         self.thread = BotThread()
 
-    async def handle(self, response: pb.PlayResponse, received: float) -> pb.Answer | None:
-        """Act on one server message; return the answer to send, if any."""
+    async def handle(self, response: pb.PlayResponse, received: float,
+                     ahead: Ahead | None = None) -> pb.Answer | None:
+        """Act on one server message, which came at ``received`` (``time.monotonic()``);
+        return the answer to send, if any. With ``ahead``, a decision the server has moved
+        past is not answered: not given to the bot if it already has, not waited for once
+        it does."""
         if self.on_message is not None:
             self.on_message(response)
         which = response.WhichOneof("body")
         if which == "match_started":
             self._start(response.match_started)
         elif which == "decision":
-            return await self._decide(response.decision, received)
+            return await self._decide(response.decision, received, ahead)
         elif which == "rejected":
             r = response.rejected
             self.answers.pop(r.decision_id, None)
@@ -158,7 +176,8 @@ class Seat:
 
         self.thread.submit(call)
 
-    async def _decide(self, request: pb.DecisionRequest, received: float) -> pb.Answer | None:
+    async def _decide(self, request: pb.DecisionRequest, received: float,
+                      ahead: Ahead | None) -> pb.Answer | None:
         did = request.decision_id
         if self.bot is None:
             log.warning("decision %s came before MatchStarted; ignored", did)
@@ -169,6 +188,10 @@ class Seat:
         kind = wire.KIND_FROM_PROTO.get(request.kind)
         if kind is None:
             log.error("decision %s has an unknown kind %d; not answered", did, request.kind)
+            return None
+        if ahead is not None and ahead.moved_on():
+            log.debug("decision %s (%s) not given to the bot: the server has moved past it "
+                      "and applied the default action", did, kind.name)
             return None
         budget_s = (request.time_left_ms - self.margin_ms) / 1000 - (time.monotonic() - received)
         if budget_s <= 0:
@@ -183,10 +206,14 @@ class Seat:
             bot.pop_comment()  # one left by on_event, or by a decision given up on
             return bot.decide(observation), bot.pop_comment()
         try:
-            action, comment = await asyncio.wait_for(self.thread.submit(decide), budget_s)
+            action, comment = await _within(self.thread.submit(decide), budget_s, ahead)
         except TimeoutError:
             log.warning("missed decision %s (%s): the bot did not answer within %.0f ms; the "
                         "server applies the default action", did, kind.name, budget_s * 1000)
+            return None
+        except MovedOn:
+            log.warning("missed decision %s (%s): the server moved past it before the bot "
+                        "answered, with the default action", did, kind.name)
             return None
         except Exception:
             log.exception("the bot raised on decision %s (%s); not answered, the server "
@@ -201,6 +228,27 @@ class Seat:
         answer = self.answers[did] = pb.Answer(decision_id=did, action=proto, comment=comment)
         log.debug("decision %s (%s): answered %r in %.1f ms", did, kind.name, action, taken_ms)
         return answer
+
+
+async def _within(job: asyncio.Future[Any], budget_s: float, ahead: Ahead | None) -> Any:
+    """``job``'s result once it is done within ``budget_s``: else TimeoutError, or MovedOn
+    as soon as ``ahead`` shows the server has moved past the decision. Either cancels
+    ``job`` (the bot's thread skips it if it has not begun)."""
+    if ahead is None:
+        return await asyncio.wait_for(job, budget_s)
+    past = asyncio.ensure_future(ahead.wait_moved_on())
+    try:
+        done, _ = await asyncio.wait({job, past}, timeout=budget_s,
+                                     return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        job.cancel()
+        raise
+    finally:
+        past.cancel()
+    if job in done:
+        return job.result()
+    job.cancel()
+    raise MovedOn() if past in done else TimeoutError()
 
 
 _ACTION_NOUN = {"card": "card", "row": "row index", "word": "word"}

@@ -1,6 +1,12 @@
 """The two ways the bot runner talks to the server about a seat: the bidirectional Play
 stream, or a Subscribe stream with SubmitAnswer calls. Each plays until the runner is done
-or the connection fails; reconnecting is the runner's."""
+or the connection fails; reconnecting is the runner's.
+
+Either reads the server's messages ahead, as they come, into an ``Inbox`` while the bot
+decides: each message keeps the time it came (a decision's time left counts from then), and
+a decision the server has already moved past (the seat's next decision, the match's end,
+another match or the server's Closed has come) is not given to the bot, or stops being
+waited for, so a slow bot never leaves the runner behind the server."""
 
 from __future__ import annotations
 
@@ -8,7 +14,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
@@ -26,11 +33,63 @@ RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED,
 """Status codes after which the runner reconnects into the same seat."""
 
 
+MOVED_ON = frozenset({"decision", "match_ended", "match_started", "closed"})
+"""Messages after which no decision the seat was sent before is pending any more: a seat has
+one pending decision at a time, and the server sends its next only once it resolved the
+last one (the seat's answer, or the default at the deadline)."""
+
+
 class Connection:
     """One connection's progress: whether the server has sent anything on it."""
 
     def __init__(self) -> None:
         self.heard = False
+
+
+class Inbox:
+    """The server's messages read so far and not yet acted on, one by one (batches
+    unpacked), each with the time it was read; then the end of the call (EOF or its
+    error)."""
+
+    def __init__(self) -> None:
+        self._messages: deque[tuple[pb.PlayResponse, float]] = deque()
+        self._end: BaseException | None = None
+        self._ended = False
+        self._changed = asyncio.Event()
+
+    def put(self, message: pb.PlayResponse) -> None:
+        """Keep the messages ``message`` carries, stamped with the time now."""
+        received = time.monotonic()
+        self._messages.extend((response, received) for response in wire.unbatch(message))
+        self._changed.set()
+
+    def end(self, error: BaseException | None = None) -> None:
+        """The call ended: EOF, or ``error``."""
+        self._ended, self._end = True, error
+        self._changed.set()
+
+    async def get(self) -> tuple[pb.PlayResponse, float] | None:
+        """The next message and when it came; None at EOF; the call's error raised."""
+        await self._until(lambda: bool(self._messages) or self._ended)
+        if self._messages:
+            return self._messages.popleft()
+        if self._end is not None:
+            raise self._end
+        return None
+
+    def moved_on(self) -> bool:
+        """Whether a message read but not yet acted on shows that the server no longer
+        waits for the decision being acted on (``MOVED_ON``)."""
+        return any(response.WhichOneof("body") in MOVED_ON for response, _ in self._messages)
+
+    async def wait_moved_on(self) -> None:
+        """Return once ``moved_on`` holds."""
+        await self._until(self.moved_on)
+
+    async def _until(self, ready: Callable[[], bool]) -> None:
+        while not ready():
+            self._changed.clear()
+            await self._changed.wait()
 
 
 async def play_stream(seat: Seat, stubs: dict[str, Any], metadata: Sequence[tuple[str, str]],
@@ -42,35 +101,31 @@ async def play_stream(seat: Seat, stubs: dict[str, Any], metadata: Sequence[tupl
     fails (its status may even read INTERNAL), but the message has been read and is acted
     on."""
     call = stubs["Play"](metadata=metadata)
-    incoming: asyncio.Queue[Any] = asyncio.Queue()
-    reader = asyncio.create_task(_read_ahead(call, incoming))
+    inbox = Inbox()
+    reader = asyncio.create_task(_read_ahead(call, inbox, lambda message: message))
     try:
         await call.write(pb.PlayRequest(join=pb.Join(client=client, ladder=seat.ladder or "",
                                                      accept_batches=True,
                                                      matches=seat.matches_left(),
                                                      games=seat.games,
                                                      practice_only=seat.practice_only)))
-        while True:
-            received = await incoming.get()
-            if received is grpc.aio.EOF:
-                return None
-            if isinstance(received, grpc.aio.AioRpcError):
-                raise received
+        while (item := await inbox.get()) is not None:
+            response, received = item
             conn.heard = True
-            for response in wire.unbatch(received):
-                which = response.WhichOneof("body")
-                if which == "match_ended":
-                    if not seat.ended(response):
-                        continue
-                    await _close_writing(call)
-                    return response.match_ended
-                if which == "closed":
-                    return seat.closed(response)
-                answer = await seat.handle(response, time.monotonic())
-                if answer is not None:
-                    # If the call has ended, what was read ahead says how.
-                    with contextlib.suppress(asyncio.InvalidStateError, grpc.aio.AioRpcError):
-                        await call.write(pb.PlayRequest(answer=answer))
+            which = response.WhichOneof("body")
+            if which == "match_ended":
+                if not seat.ended(response):
+                    continue
+                await _close_writing(call)
+                return response.match_ended
+            if which == "closed":
+                return seat.closed(response)
+            answer = await seat.handle(response, received, inbox)
+            if answer is not None:
+                # If the call has ended, what was read ahead says how.
+                with contextlib.suppress(asyncio.InvalidStateError, grpc.aio.AioRpcError):
+                    await call.write(pb.PlayRequest(answer=answer))
+        return None
     finally:
         call.cancel()
         reader.cancel()
@@ -78,14 +133,16 @@ async def play_stream(seat: Seat, stubs: dict[str, Any], metadata: Sequence[tupl
             await reader
 
 
-async def _read_ahead(call: Any, incoming: asyncio.Queue[Any]) -> None:
-    """Queue every message of ``call`` as it comes, then EOF or the call's error."""
+async def _read_ahead(call: Any, inbox: Inbox,
+                      message: Callable[[Any], pb.PlayResponse]) -> None:
+    """Put every message of ``call`` (``message`` of what it reads) in ``inbox`` as it
+    comes, then its end: EOF or the call's error."""
     try:
         while (received := await call.read()) is not grpc.aio.EOF:
-            incoming.put_nowait(received)
-        incoming.put_nowait(grpc.aio.EOF)
+            inbox.put(message(received))
+        inbox.end()
     except grpc.aio.AioRpcError as e:
-        incoming.put_nowait(e)
+        inbox.end(e)
 
 
 async def _close_writing(call: Any) -> None:
@@ -102,29 +159,32 @@ async def play_unary(seat: Seat, stubs: dict[str, Any], metadata: Sequence[tuple
                                                   games=seat.games,
                                                   practice_only=seat.practice_only),
                               metadata=metadata)
+    inbox = Inbox()
+    reader = asyncio.create_task(_read_ahead(call, inbox, lambda update: update.message))
     try:
-        while True:
-            message = await call.read()
-            if message is grpc.aio.EOF:
-                return None
+        while (item := await inbox.get()) is not None:
+            response, received = item
             conn.heard = True
-            for response in wire.unbatch(message.message):
-                if response.WhichOneof("body") == "closed":
-                    return seat.closed(response)
-                ended = await _handle_unary(seat, stubs, metadata, response)
-                if ended is not None:
-                    return ended
+            if response.WhichOneof("body") == "closed":
+                return seat.closed(response)
+            ended = await _handle_unary(seat, stubs, metadata, response, received, inbox)
+            if ended is not None:
+                return ended
+        return None
     finally:
         call.cancel()
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
 
 
 async def _handle_unary(seat: Seat, stubs: dict[str, Any], metadata: Sequence[tuple[str, str]],
-                        response: pb.PlayResponse) -> pb.MatchEnded | None:
+                        response: pb.PlayResponse, received: float,
+                        inbox: Inbox) -> pb.MatchEnded | None:
     """Act on one message of a Subscribe stream; MatchEnded if the runner is done."""
     if response.WhichOneof("body") == "match_ended":
         return response.match_ended if seat.ended(response) else None
-    received = time.monotonic()
-    answer = await seat.handle(response, received)
+    answer = await seat.handle(response, received, inbox)
     if answer is None:
         return None
     timeout = max(0.1, response.decision.time_left_ms / 1000 - (time.monotonic() - received))
