@@ -399,6 +399,9 @@ COVERED: dict[tuple[str, str], str] = {
     ("docs/bot-authors.md", "bullring replay"): "test_matches_by_hand_run_as_written",
     ("docs/bot-authors.md", "bullring-bot --server HOST:PORT --token TOKEN careful.py"):
         "test_matches_by_hand_run_as_written",
+    ("docs/bot-authors.md", "bullring-bot --server ladder1:50051,ladder2:50051"):
+        "skipped: names a fleet's hosts; tests/e2e/test_fleet_failover.py runs the same "
+        "command with the addresses of two servers and kills the first",
     ("docs/bot-authors.md", "bullring-bot --server HOST:PORT --token TOKEN --ladder"):
         "test_the_ladder_pages_commands_run_as_written",
     ("docs/development.md", "python3 -m venv .venv"):
