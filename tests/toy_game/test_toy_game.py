@@ -5,9 +5,10 @@ The toy game (this folder: its rules, its conformance hooks, its ``pyproject.tom
 entry points) is installed by pip into a folder of its own, which the server's and the bots'
 processes find on their ``PYTHONPATH``; the suite's own process never registers it. Then
 ``bullring games`` lists it, the server offers it (its games, its settings' schema, a
-ladder), the web page draws its replay with the generic view in a real Chromium, and a
-gRPC seat (the SDK's runner with a bot written for it), an HTTP seat (long-poll, JSON) and
-two spectators (gRPC Watch, the HTTP feed) play and watch a match of it through.
+ladder), the web page draws its replay with the generic view in a real Chromium, a gRPC
+seat (the SDK's runner with a bot written for it), an HTTP seat (long-poll, JSON) and two
+spectators (gRPC Watch, the HTTP feed) play and watch a match of it through, and a person
+plays it in the browser while a spectator's page follows it live, with the generic view.
 """
 
 from __future__ import annotations
@@ -251,3 +252,53 @@ def test_a_grpc_seat_an_http_seat_and_spectators_play_and_watch_it_through(
     assert page.inner_text("[data-testid=where]") == "Decision point 3 of 3"
     assert page.locator("[data-testid=action]").all_inner_texts() == \
         [f"play card: {card}" for card in replay["rounds"][2]["plays"]]
+
+
+STATE = "document.body.dataset.state"
+NEXT = f"""(prev) => {STATE} === 'ended' ||
+    ({STATE} === 'deciding' && document.body.dataset.decision !== prev)"""
+"""True once the match is over or a decision other than ``prev`` waits for the person."""
+
+
+@pytest.mark.xfail(strict=False, reason="needs the descriptor-driven codec")
+def test_a_person_plays_it_in_the_browser_while_a_spectator_watches_it_live(
+        toy_server: ServerProcess, browser: Any, page: Any) -> None:
+    """In Chromium, a person plays a seat of the toy game on the play page with the generic
+    view (its observation as data, a button per legal card: the middle one each time) against
+    the gRPC bot, while a spectator's page follows it live with the generic view (every
+    event in words) to its end; the replay holds the person's own answers."""
+    match = toy_server.create_match(GAME_ID, 2, "--human", "1", "--setting", "rounds=2",
+                                    "--seed", "3", "--deadline-ms", "20000")
+    bot = toy_server.bot(match.tokens[0], BOT)
+    page.goto(f"{toy_server.http}/play/{match.match_id}#{match.tokens[1]}")
+    page.wait_for_function(NEXT, arg="")
+    watcher = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+    watcher.goto(f"{toy_server.http}/#/match/{match.match_id}")
+    watcher.wait_for_selector("[data-testid=live]")  # following the match live
+    hands = []
+    while page.evaluate(STATE) != "ended":
+        decision = page.evaluate("document.body.dataset.decision")
+        hand = page.inner_text("[data-testid=observation] [data-field=hand]")
+        hands.append([int(card) for card in hand.split(" · ")])
+        buttons = page.locator("[data-testid=choices] button")
+        assert buttons.all_inner_texts() == [f"card {card}" for card in hands[-1]]
+        buttons.nth(1).click()
+        page.wait_for_function(NEXT, arg=decision)
+    out, err = bot.communicate(timeout=120)
+    assert bot.returncode == 0, out + err
+    replay = json.loads(toy_server.replay(match.match_id))
+    assert hands == [r["hands"][1] for r in replay["rounds"]]
+    assert [r["plays"][1] for r in replay["rounds"]] == [sorted(h)[1] for h in hands]
+    assert not any(e["default"] for e in replay["events"] if e["type"] == "answer")
+    assert page.inner_text("[data-testid=result]").startswith(
+        f"Match finished: you placed {replay['ranks'][1]} of 2 with {replay['totals'][1]}")
+    watcher.wait_for_selector("[data-testid=live-ended]")
+    log = watcher.locator("[data-testid=live-log] li").all_inner_texts()
+    revealed = [line for line in log if line.startswith("Revealed: ")]  # newest first
+    assert [f"plays [{', '.join(map(str, r['plays']))}]" in line
+            for line, r in zip(revealed[::-1], replay["rounds"], strict=True)] == [True, True]
+    assert log[0] == (f"GameEnded: totals [{', '.join(map(str, replay['totals']))}], "
+                      f"ranks [{', '.join(map(str, replay['ranks']))}].")
+    assert watcher.locator("[data-testid=total]").all_inner_texts() == \
+        [str(total) for total in replay["totals"]]
+    watcher.context.close()
