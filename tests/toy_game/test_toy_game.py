@@ -196,7 +196,6 @@ def http_seat(base: str, token: str, decisions: list[dict[str, Any]],
                     return
 
 
-@pytest.mark.xfail(strict=False, reason="needs the descriptor-driven codec")
 def test_a_grpc_seat_an_http_seat_and_spectators_play_and_watch_it_through(
         toy_server: ServerProcess, page: Any) -> None:
     """A match of the toy game between a gRPC seat (``bullring bot`` with a bot file written
@@ -260,7 +259,6 @@ NEXT = f"""(prev) => {STATE} === 'ended' ||
 """True once the match is over or a decision other than ``prev`` waits for the person."""
 
 
-@pytest.mark.xfail(strict=False, reason="needs the descriptor-driven codec")
 def test_a_person_plays_it_in_the_browser_while_a_spectator_watches_it_live(
         toy_server: ServerProcess, browser: Any, page: Any) -> None:
     """In Chromium, a person plays a seat of the toy game on the play page with the generic
