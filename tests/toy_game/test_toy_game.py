@@ -4,17 +4,19 @@ proto names it.
 The toy game (this folder: its rules, its conformance hooks, its ``pyproject.toml`` with two
 entry points) is installed by pip into a folder of its own, which the server's and the bots'
 processes find on their ``PYTHONPATH``; the suite's own process never registers it. Then
-``bullring games`` lists it, the server offers it (its games, its settings' schema, a
-ladder), the web page draws its replay with the generic view in a real Chromium, a gRPC
-seat (the SDK's runner with a bot written for it), an HTTP seat (long-poll, JSON) and two
-spectators (gRPC Watch, the HTTP feed) play and watch a match of it through, and a person
-plays it in the browser while a spectator's page follows it live, with the generic view.
+``bullring games`` lists it, the engine conformance suite checks it, the server offers it
+(its games, its settings' schema, a ladder), the web page draws its replay with the generic
+view in a real Chromium, a gRPC seat (the SDK's runner with a bot written for it), an HTTP
+seat (long-poll, JSON) and two spectators (gRPC Watch, the HTTP feed) play and watch a match
+of it through, and a person plays it in the browser while a spectator's page follows it
+live, with the generic view.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +31,7 @@ from bullring.referee.registry import GAMES
 from bullring.referee.replay import answer_event, build_replay
 from bullring.server.store import Store
 from tests.browser import launch_chromium
+from tests.compiled import ROOT
 from tests.serving import CLI, ServerProcess, db_url
 from tests.toy_game.bullring_toy_game.engine import GAME_ID, new_state
 from tests.toy_game.install import install, with_installed
@@ -94,6 +97,19 @@ def test_bullring_finds_the_game_by_its_entry_point_alone(site: Path) -> None:
                              check=True).stdout
     assert GAME_ID not in without and "six_nimmt/1" in without, without
     assert f"{GAME_ID}/1" not in GAMES
+
+
+def test_the_engine_conformance_suite_checks_it(site: Path) -> None:
+    """Installed, the toy game is one more game of the engine conformance suite
+    (tests/unit/test_conformance.py): its five tests run for it, with the hooks its
+    distribution gives, and pass."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+         "-k", GAME_ID, "tests/unit/test_conformance.py"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env=with_installed(site))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    ran = [line for line in done.stdout.splitlines() if " passed" in line]
+    assert ran and ran[-1].startswith("5 passed"), done.stdout[-2000:]
 
 
 def finished_match(server: ServerProcess, seed: int) -> tuple[str, dict[str, Any]]:

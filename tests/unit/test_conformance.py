@@ -14,11 +14,8 @@ legal, or from a seat not asked changes nothing.
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 from collections.abc import Callable
 from importlib.metadata import entry_points
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
@@ -33,9 +30,7 @@ from bullring.referee.core import (
 )
 from bullring.referee.registry import GAMES, AnyGameState, GameSpec
 from bullring.referee.replay import answer_event, build_replay, verify
-from tests.compiled import ROOT
 from tests.property import six_nimmt_games, test_no_thanks
-from tests.toy_game.install import install, with_installed
 
 
 class Hooks(NamedTuple):
@@ -252,15 +247,3 @@ def test_bad_answers_change_nothing(spec: GameSpec[Any, Any, Any]) -> None:
     for seats in seat_counts(spec)[:2]:
         play(spec, seats, 21, 22, each_step)
 
-
-def test_a_game_installed_beside_bullring_is_checked_by_this_suite(tmp_path: Path) -> None:
-    """Installing a tiny game's distribution (tests/toy_game, registered by its entry points
-    alone) makes every test of this file run for it too, and pass."""
-    site = install(tmp_path / "site")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
-         "-k", "toy_high_card", "tests/unit/test_conformance.py"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env=with_installed(site))
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    ran = [line for line in done.stdout.splitlines() if " passed" in line]
-    assert ran and ran[-1].startswith("5 passed"), done.stdout[-2000:]
