@@ -1,14 +1,25 @@
-"""Games found by versioned id (``six_nimmt/1``), each with its seat limits and settings."""
+"""Games found by versioned id (``six_nimmt/1``), each with its seat limits and settings.
+
+A game registers itself with one ``GameSpec`` named by a Python entry point of the group
+``bullring.games`` in its distribution's metadata (``[project.entry-points."bullring.games"]``
+in its ``pyproject.toml``): the two games Bullring comes with are registered so by
+``bullring-sdk``, and a game installed from any other distribution the same way. The spec is
+everything the rest of Bullring knows of a game: the referee, the wire, the server and the
+web page read a game only through it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeAlias, TypeVar, get_args
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
-from bullring.referee import no_thanks, six_nimmt
 from bullring.referee.core import Action, Decision, RefereeError, Seat
 from bullring.referee.settings import Setting, SettingValue
+
+ENTRY_POINT_GROUP = "bullring.games"
+"""The entry point group a distribution registers its games in, each entry a ``GameSpec``."""
 
 ObservationT_co = TypeVar("ObservationT_co", covariant=True)
 """What one seat of a game may know (``six_nimmt.Observation``)."""
@@ -71,6 +82,11 @@ class UnknownGameError(RefereeError):
     """No game is registered under the id asked for."""
 
 
+class GameRegistrationError(RefereeError):
+    """An installed distribution registers a game wrongly: its entry point is not a
+    ``GameSpec``, or another distribution registers the same versioned id."""
+
+
 @dataclass(frozen=True, slots=True)
 class GameSpec(Generic[ObservationT_co, EventT, ViewT_co]):
     """A registered game: its id, version, seat limits, settings and constructor, whose
@@ -96,6 +112,17 @@ class GameSpec(Generic[ObservationT_co, EventT, ViewT_co]):
     """The NamedTuples of the game's public events. The contract encodes each as the field
     of its snake_case name in the message of ``PublicEvent``'s field named after the game's
     id, the event's fields in order."""
+    web_view: tuple[str, str] | None = None
+    """The script the web page draws this game with, as (package, file in that package):
+    served at ``/games/ID/view.js``, it hands the page its views of a replay, a live match,
+    a seat and the big screen. None: the page's generic views, which draw any game's
+    replay, events and observations from their JSON."""
+    ladder_seats: tuple[int, int] | None = None
+    """The fewest and most seats of a ladder table unless the server is told otherwise;
+    None: the game's own limits."""
+    opponents: tuple[str, ...] = ()
+    """The house bots a person plays against in the browser unless the request names others
+    (``POST /api/human-matches``); empty: the request must name them."""
 
     @property
     def versioned_id(self) -> str:
@@ -103,24 +130,44 @@ class GameSpec(Generic[ObservationT_co, EventT, ViewT_co]):
         return f"{self.id}/{self.version}"
 
 
-SIX_NIMMT: GameSpec[six_nimmt.Observation, six_nimmt.Event, six_nimmt.View] = GameSpec(
-    "six_nimmt", 1, "6 nimmt!", six_nimmt.MIN_SEATS, six_nimmt.MAX_SEATS, six_nimmt.SETTINGS,
-    six_nimmt.new_state, six_nimmt.new_state, six_nimmt.Observation,
-    frozenset({"trick_plays"}), get_args(six_nimmt.Event))
-"""6 nimmt!, whose states are ``GameState``s of ``six_nimmt``'s Observation, Event and View."""
-
-NO_THANKS: GameSpec[no_thanks.Observation, no_thanks.Event, no_thanks.View] = GameSpec(
-    "no_thanks", 1, "No Thanks!", no_thanks.MIN_SEATS, no_thanks.MAX_SEATS, no_thanks.SETTINGS,
-    no_thanks.new_state, no_thanks.new_state, no_thanks.Observation,
-    frozenset({"card", "hidden_card"}), get_args(no_thanks.Event))
-"""No Thanks!, whose states are ``GameState``s of ``no_thanks``'s Observation, Event and View."""
-
 AnyGameSpec: TypeAlias = GameSpec[Any, Any, Any]
 """A game's spec, whichever game: for code that serves any game."""
 
-GAMES: dict[str, GameSpec[Any, Any, Any]] = {
-    spec.versioned_id: spec for spec in (SIX_NIMMT, NO_THANKS)}
-"""Every game, by versioned id."""
+
+
+def discover(found: Iterable[EntryPoint] | None = None,
+             sources: dict[str, str] | None = None) -> dict[str, AnyGameSpec]:
+    """Every game the installed distributions register (``found``: the entry points of
+    ``ENTRY_POINT_GROUP``), by versioned id in the order of their titles (as a menu lists
+    them), newest version last; raise GameRegistrationError for an entry that is not a
+    ``GameSpec`` or a versioned id registered twice, naming the distributions. ``sources``
+    gets the distribution that registers each game, by versioned id."""
+    games: dict[str, AnyGameSpec] = {}
+    owners: dict[str, str] = {}
+    points = entry_points(group=ENTRY_POINT_GROUP) if found is None else found
+    for point in points:
+        source = point.dist.name if point.dist else "an unknown distribution"
+        owner = f"{source}'s entry point {point.name!r} ({point.value})"
+        spec = point.load()
+        if not isinstance(spec, GameSpec):
+            raise GameRegistrationError(f"{owner} is a {type(spec).__name__}, not a GameSpec")
+        if spec.versioned_id in games:
+            raise GameRegistrationError(f"{spec.versioned_id} is registered twice: by "
+                                        f"{owners[spec.versioned_id]} and by {owner}")
+        games[spec.versioned_id] = spec
+        owners[spec.versioned_id] = owner
+        if sources is not None:
+            sources[spec.versioned_id] = source
+    return dict(sorted(games.items(), key=lambda item: (item[1].title.casefold(),
+                                                        item[1].id, item[1].version)))
+
+
+SOURCES: dict[str, str] = {}
+"""The distribution that registers each game, by versioned id (``bullring-sdk`` for the
+games Bullring comes with)."""
+
+GAMES: dict[str, AnyGameSpec] = discover(sources=SOURCES)
+"""Every game the installed distributions register, by versioned id."""
 
 
 def get_game(game_id: str) -> GameSpec[Any, Any, Any]:
@@ -130,5 +177,9 @@ def get_game(game_id: str) -> GameSpec[Any, Any, Any]:
     versions = [spec for spec in GAMES.values() if spec.id == game_id]
     if versions:
         return max(versions, key=lambda spec: spec.version)
+    if not GAMES:
+        raise UnknownGameError(f"unknown game {game_id!r}: no game is installed (no entry "
+                               f"point of {ENTRY_POINT_GROUP!r}; bullring-sdk registers two: "
+                               f"install it again if its metadata is older than its code)")
     known = ", ".join(sorted(GAMES))
     raise UnknownGameError(f"unknown game {game_id!r}; known games: {known}")

@@ -26,6 +26,7 @@ from sqlalchemy.engine import make_url
 
 from bullring import commandline as cli
 from bullring.contract import wire
+from bullring.sdk.house import HOUSE_BOTS
 from bullring.server.challenges.offers import Challenges
 from bullring.server.errors import DatabaseUnavailableError
 from bullring.server.ladder.seating import Ladder, LadderOptions
@@ -349,13 +350,15 @@ def _welcome(server: RefereeServer, address: str) -> str:
                       else f"{g} ({s.minimum} seats)" for g, s in ladder.sizes.items())
     house = ", ".join(ladder.house) or "none (--house-bots greedy,random,...)"
     db = server.options.db
-    game = next(iter(ladder.sizes), "six_nimmt")
+    game = next(iter(ladder.sizes), "GAME")
+    plays = [kind for kind, bot in HOUSE_BOTS.items() if game in getattr(bot, "games", ())]
+    bot, other = (f"house:{plays[0]}", "   # or module:Class") if plays else ("module:Class", "")
     return (f"bullring: ladders: {games}; house bots: {house}\n"
             f"bullring: {ladder.house_report()}\n"
             f"bullring: connect a bot:\n"
             f"  bullring bots add NAME --db {db}      # prints the bot's token once\n"
-            f"  bullring bot --server {address} --token TOKEN --ladder {game} house:greedy"
-            f"   # or module:Class\n"
+            f"  bullring bot --server {address} --token TOKEN --ladder {game} {bot}"
+            f"{other}\n"
             f"bullring: leaderboard: bullring leaderboard --game {game} --db {db}")
 
 

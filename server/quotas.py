@@ -42,11 +42,11 @@ class MatchCaps:
     seats: int = 10
     """Seats at the table (every game's largest table fits)."""
     rounds: int = 10
-    """``rounds`` (6 nimmt!: a fixed number of rounds; No Thanks!: rounds played)."""
+    """A game's ``rounds`` setting: the rounds played."""
     end_threshold: int = 100
-    """6 nimmt!'s ``end_threshold`` (the total that ends the game; 66 by the rules)."""
+    """A game's ``end_threshold`` setting: the total that ends the game."""
     chips: int = 20
-    """No Thanks!'s ``chips`` per seat (each chip is one more pass)."""
+    """A game's ``chips`` setting: chips per seat (each one more pass)."""
     deadline_ms: int = 60_000
     """``deadline_ms``, the time for each decision."""
     max_timeouts: int = 5

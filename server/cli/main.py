@@ -86,6 +86,7 @@ def serve_options(args: argparse.Namespace) -> ServerOptions:
     options' own: ``tests/unit/test_cli.py`` holds them equal)."""
     from bullring.server import app
     from bullring.server.ladder import seating as ladder
+    from bullring.server.ladder.rules import registered_games
     from bullring.server.quotas import MatchCaps, Quotas
     from bullring.server.transports.limits import Limits
 
@@ -93,7 +94,8 @@ def serve_options(args: argparse.Namespace) -> ServerOptions:
     settings: dict[str, dict[str, str]] = {}
     for game, key, value in args.ladder_setting:
         settings.setdefault(game, {})[key] = value
-    ladder_options = ladder.LadderOptions(args.ladder, sizes, settings, args.house_bots,
+    games = registered_games() if args.ladder is None else args.ladder
+    ladder_options = ladder.LadderOptions(games, sizes, settings, args.house_bots,
                                           args.house_rest,
                                           challenge_expiry_s=args.challenge_expiry,
                                           max_tournament_games=args.max_tournament_games)
@@ -145,12 +147,12 @@ def _add_serve(commands: cli.Commands) -> None:
                        help="how long a database call is retried while the database is "
                             "unavailable (a locked SQLite file, a PostgreSQL restart; "
                             "default: 30)")
-    serve.add_argument("--ladder", default=("six_nimmt", "no_thanks"), type=cli.GameList(),
-                       metavar="GAME,...",
-                       help="games whose ladders run (default: six_nimmt,no_thanks)")
+    serve.add_argument("--ladder", default=None, type=cli.GameList(), metavar="GAME,...",
+                       help="games whose ladders run (default: every registered game, "
+                            "bullring games)")
     serve.add_argument("--table-size", action="append", default=[], type=cli.TableSizeArg(),
                        metavar="GAME=MIN-MAX",
-                       help="ladder table sizes (default: six_nimmt=4-5, no_thanks=4)")
+                       help="ladder table sizes (default: each game's own, bullring games)")
     serve.add_argument("--ladder-setting", action="append", default=[],
                        type=cli.LadderSetting(), metavar="GAME:KEY=VALUE",
                        help="a setting of every ladder match of GAME")
@@ -268,6 +270,22 @@ def _mcp(args: argparse.Namespace) -> int:
     return mcp_cli.run_from_args(args)
 
 
+def _games(_args: argparse.Namespace) -> int:
+    from bullring.referee.registry import GAMES, SOURCES
+    from bullring.server.ladder.rules import default_table_size
+
+    for versioned, spec in GAMES.items():
+        table = default_table_size(spec.id)
+        ladder = f"{table.minimum}" if table.minimum == table.maximum \
+            else f"{table.minimum}-{table.maximum}"
+        settings = ", ".join(f"{s.name}={str(s.default).lower()}" for s in spec.settings)
+        print(f"{versioned}  {spec.title}  (from {SOURCES.get(versioned, '?')})\n"
+              f"  seats {spec.min_seats}-{spec.max_seats}, ladder tables {ladder}; "
+              f"web view: {'its own' if spec.web_view else 'generic'}\n"
+              f"  settings: {settings}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser of every ``bullring`` subcommand."""
     from bullring.sdk.cli import arena as arena_cli
@@ -280,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     _add_serve(commands)
+    games = commands.add_parser("games", help="the games installed here, each with the "
+                                              "distribution that registers it")
+    cli.command(games, _games)
     bot = commands.add_parser("bot", help="play a seat (or a game's ladder) with a bot")
     runner_cli.add_arguments(bot)
     cli.command(bot, _bot)

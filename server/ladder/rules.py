@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from bullring.errors import ConfigurationError
 from bullring.referee.core import RefereeError
-from bullring.referee.registry import get_game
+from bullring.referee.registry import GAMES, get_game
 from bullring.sdk.house import HOUSE_BOTS
 from bullring.server.errors import (
     BotDisabledError,
@@ -50,16 +50,25 @@ class TableSize:
         return size
 
 
-DEFAULT_TABLE_SIZES: dict[str, TableSize] = {"six_nimmt": TableSize(4, 5),
-                                             "no_thanks": TableSize(4, 4)}
-"""Table sizes used unless configured: 6 nimmt! 4-5 seats, No Thanks! 4."""
+def default_table_size(game: str) -> TableSize:
+    """The table size of ``game``'s ladder unless configured: its spec's ``ladder_seats``,
+    else every table its rules allow."""
+    spec = get_game(game)
+    low, high = spec.ladder_seats or (spec.min_seats, spec.max_seats)
+    return TableSize(low, high)
+
+
+def registered_games() -> tuple[str, ...]:
+    """The id of every registered game, each once, in the registry's order."""
+    return tuple(dict.fromkeys(spec.id for spec in GAMES.values()))
 
 
 @dataclass(frozen=True, slots=True)
 class LadderOptions:
     """Which ladders a server runs, their table sizes and settings, and its house bots."""
 
-    games: tuple[str, ...] = ("six_nimmt", "no_thanks")
+    games: tuple[str, ...] = field(default_factory=registered_games)
+    """The games whose ladders run; by default every registered game's."""
     table_sizes: Mapping[str, TableSize] = field(default_factory=dict)
     settings: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Match settings per game (``deadline_ms``, ``rounds``...)."""

@@ -28,7 +28,6 @@ from bullring.referee.registry import get_game
 from bullring.sdk.house import HOUSE_BOTS
 from bullring.server.errors import DatabaseUnavailableError
 from bullring.server.ladder.rules import (
-    DEFAULT_TABLE_SIZES,
     LadderOptions,
     TableSize,
     house_names,
@@ -47,7 +46,7 @@ from bullring.server.store.models import BotRow
 from bullring.server.store.turns import TURN_GRACE_S, LadderTurns, TurnElsewhereError
 from bullring.server.tournaments.live import Tournaments
 
-__all__ = ["DEFAULT_TABLE_SIZES", "Ladder", "LadderOptions", "LadderSession",
+__all__ = ["Ladder", "LadderOptions", "LadderSession",
            "TableSize", "house_names", "make_challenge", "plan_tables"]
 
 log = logging.getLogger("bullring.ladder")

@@ -26,7 +26,7 @@ from bullring.server.errors import (
     NoSuchLadderError,
     ShuttingDownError,
 )
-from bullring.server.ladder.rules import DEFAULT_TABLE_SIZES, LadderOptions, TableSize
+from bullring.server.ladder.rules import LadderOptions, default_table_size
 from bullring.server.match.hub import MatchHub, game_refusal
 from bullring.server.match.outbox import Outbox, replaced
 from bullring.server.match.runner import MatchRunner
@@ -73,7 +73,7 @@ class LadderSessions:
     def __init__(self, hub: MatchHub, options: LadderOptions) -> None:
         self.hub = hub
         self.options = options
-        self.sizes = {g: options.table_sizes.get(g, DEFAULT_TABLE_SIZES.get(g, TableSize(4, 4)))
+        self.sizes = {g: options.table_sizes.get(g) or default_table_size(g)
                       for g in options.games}
         self.settings: dict[str, dict[str, Any]] = {}
         for game in options.games:

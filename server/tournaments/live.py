@@ -310,7 +310,7 @@ class Tournaments:
 
 
 def get_game_id(game: str) -> str:
-    """The id of ``game`` (``six_nimmt``, or ``six_nimmt/1``); InvalidTournamentError
+    """The id of ``game`` (an id, or with its version, ``ID/1``); InvalidTournamentError
     when unknown."""
     try:
         return get_game(game).id

@@ -1,15 +1,40 @@
 // Bullring's web page: leaderboard, matches, a page per bot, the replay viewer, live
 // spectating and the "play against the bots" buttons. Plain JavaScript with no build step;
-// it reads the public HTTP API (the play page, play.js, reuses its helpers).
+// it reads the public HTTP API (the play page, play.js, reuses its helpers). It names no
+// game: each game the server registers may give its own view (GET /api/games, each game's
+// `view`, a script that calls registerGameView), and the page draws what a game's view does
+// not give with its generic view of any game (GENERIC below).
 "use strict";
 
 // How often lists refresh by themselves: 5 s, or ?refresh=MS in the page's address.
 const REFRESH_MS = Math.max(200, Number(new URLSearchParams(location.search).get("refresh"))
                                  || 5000);
 const TURN_POLL_MS = 500;  // how often the live view asks whose turn it is
-const GAMES = {six_nimmt: "6 nimmt!", no_thanks: "No Thanks!"};
-const ROW_LIMIT = 5;       // a 6 nimmt! row holds five cards; the sixth takes them
+const GAMES = {};  // each game's title by id, in the server's order (GET /api/games)
+const VIEWS = {};  // each game's own view by id, as its script registered it
 let cleanup = [];  // what to stop when the view changes (timers, event sources, listeners)
+
+/** Called once by a game's view script: the hooks of GENERIC it draws its own way. */
+function registerGameView(game, view) { VIEWS[game] = view; }
+
+/** How the page draws ``game``: its own view's hooks, the generic view's for the rest. */
+function viewOf(game) { return {...GENERIC, ...(VIEWS[game] || {})}; }
+
+/** The games and their own views, loaded once: every page waits for it before drawing. */
+const gamesReady = (async () => {
+  const games = await api("/api/games");
+  for (const game of games) GAMES[game.id] = game.title;
+  await Promise.all(games.filter((game) => game.view).map((game) => new Promise((resolve) => {
+    const script = document.createElement("script");
+    script.src = game.view;
+    script.addEventListener("load", resolve);
+    script.addEventListener("error", () => {  // drawn by the generic view instead
+      console.warn(`the view of ${game.id} did not load: ${game.view}`);
+      resolve();
+    });
+    document.head.append(script);
+  })));
+})();
 
 // -- helpers -----------------------------------------------------------------------------
 
@@ -67,39 +92,10 @@ function announce(text) {
   if (region) region.textContent = text;
 }
 
-/** 6 nimmt! bullheads of a card (docs/rules.md §1). */
-function bullheads(card) {
-  if (card === 55) return 7;
-  if (card % 11 === 0) return 5;
-  if (card % 10 === 0) return 3;
-  if (card % 5 === 0) return 2;
-  return 1;
-}
-
-function heads(cards) { return cards.reduce((sum, c) => sum + bullheads(c), 0); }
-
 function srOnly(text) { return h("span", {class: "sr-only"}, text); }
 
-function nimmtCard(card, isNew) {
-  const n = bullheads(card);
-  return h("span", {class: `card b${n}${isNew ? " new" : ""}`, "data-card": card,
-                    title: `${card}: ${n} bullhead${n > 1 ? "s" : ""}`},
-           String(card), h("small", {"aria-hidden": "true"}, "•".repeat(n)),
-           srOnly(` (${n} bullhead${n > 1 ? "s" : ""}${isNew ? ", just played" : ""})`));
-}
-
-/** A large card for the big screen (tv.js): 6 nimmt! with its bullheads, No Thanks! its
- * number alone. */
-function bigCard(card, game) {
-  if (game !== "six_nimmt") {
-    return h("span", {class: "tvcard", "data-card": card}, h("span", {class: "num"}, card));
-  }
-  const n = bullheads(card);
-  return h("span", {class: `tvcard b${n}`, "data-card": card},
-    h("span", {class: "num"}, card),
-    h("span", {class: "heads", "aria-hidden": "true"}, "•".repeat(n)),
-    h("span", {class: "sr-only"}, ` (${n} bullhead${n > 1 ? "s" : ""})`));
-}
+/** A large card for the big screen (tv.js), as ``game`` draws its cards. */
+function bigCard(card, game) { return viewOf(game).bigCard(card); }
 
 function plainCard(card) {
   return h("span", {class: "card", "data-card": card}, String(card));
@@ -108,14 +104,6 @@ function plainCard(card) {
 function cardList(cards, make) {
   return h("span", {class: "cards"}, cards.length ? cards.map((c) => make(c))
                                                   : h("span", {class: "muted"}, "none"));
-}
-
-/** No Thanks! score: cards that extend a run count only as its lowest, minus chips. */
-function noThanksScore(cards, chips) {
-  const sorted = [...cards].sort((a, b) => a - b);
-  let sum = 0;
-  sorted.forEach((card, i) => { if (i === 0 || sorted[i - 1] !== card - 1) sum += card; });
-  return sum - (chips || 0);
 }
 
 function statusTag(status) {
@@ -198,7 +186,7 @@ function seconds(ms) { return (ms / 1000).toFixed(1); }
 
 // -- home: leaderboard and matches -------------------------------------------------------
 
-const home = {game: "six_nimmt", offset: 0, limit: 15};
+const home = {game: "", offset: 0, limit: 15};  // game: the first one, once known
 
 /** The match filters, kept in the page's address: #/?bot=a&game=b&status=c&since=d&until=e */
 function filtersFromHash() {
@@ -210,6 +198,7 @@ function filtersFromHash() {
 }
 
 function renderHome(view) {
+  if (!home.game) home.game = Object.keys(GAMES)[0] || "";
   const filters = filtersFromHash();
   const setFilter = (key) => (e) => {
     filters[key] = e.target.value;
@@ -274,7 +263,7 @@ function playPanel() {
       const response = await fetch("/api/human-matches", {method: "POST",
         headers: {"Content-Type": "application/json", Accept: "application/json"},
         body: JSON.stringify({game, deadline_ms: Number(seconds.value) * 1000,
-                              settings: game === "six_nimmt" ? {rounds: "1"} : {}})});
+                              settings: quickPlay(game).settings})});
       const body = await response.json();
       if (!response.ok) throw new Error(body.error ? body.error.message : `HTTP ${response.status}`);
       location.assign(body.play);
@@ -289,9 +278,13 @@ function playPanel() {
     h("div", {class: "toolbar"}, labelled("Time for each decision", seconds),
       Object.entries(GAMES).map(([game, title]) => h("button", {"data-testid": "play-button",
         "data-game": game, onclick: () => start(game)},
-        `Play ${title}${game === "six_nimmt" ? " (one round)" : ""}`))),
+        `Play ${title}${quickPlay(game).note}`))),
     said);
 }
+
+/** The settings of a game's match from the play button, and a note on its label: a short
+ * match where the game's view asks for one. */
+function quickPlay(game) { return viewOf(game).quickPlay || {settings: {}, note: ""}; }
 
 // The second word of each column's class places its cell on a phone (style.css, .board).
 const LEADERBOARD = [["#", "num rank"], ["Bot", "bot"], ["Version", "num version"],
@@ -498,10 +491,11 @@ async function renderMatch(view, matchId, step) {
 
 /** Every step of a replay, each with what the viewer shows at that point. */
 function replaySteps(replay) {
-  const steps = replay.game === "six_nimmt" ? sixNimmtSteps(replay) : noThanksSteps(replay);
+  const view = viewOf(replay.game);
+  const steps = view.replaySteps(replay);
   const bank = replay.seats.map(() => bankOf(replay));
   for (const step of steps) {  // what is left of each seat's time bank after the step
-    for (const answer of stepAnswers(step)) {
+    for (const answer of view.stepAnswers(step)) {
       if (answer && answer.bank_left_ms !== undefined) bank[answer.seat] = answer.bank_left_ms;
     }
     step.bank = [...bank];
@@ -511,13 +505,6 @@ function replaySteps(replay) {
 
 /** The match's time bank per seat (ms; 0 without one). */
 function bankOf(replay) { return Number((replay.settings || {}).time_bank_ms || 0); }
-
-/** The answers a step of the viewer shows. */
-function stepAnswers(step) {
-  if (!step.answers) return [];
-  if (Array.isArray(step.answers)) return step.answers;
-  return [...Object.values(step.answers.plays), step.answers.row];
-}
 
 /** ``replay`` with its time bank on the answers: a default after a timeout carries what the
  * timeout spent of the seat's bank and what is left (the log has them on the timeout). */
@@ -538,134 +525,6 @@ function withTimeBank(replay) {
 /** The time bank column of a step's seat table, when the match has a bank. */
 function bankCell(step, s) {
   return {attrs: {"data-testid": "bank-left"}, content: `${seconds(step.bank[s])} s`};
-}
-
-/** The answers of a 6 nimmt! replay's log by trick (rounds in a row): each trick's card
- * answers by seat and its row choice answer. */
-function sixNimmtAnswers(replay) {
-  const tricks = [];
-  let lastStep = null;
-  for (const event of replay.events || []) {
-    if (event.type !== "answer") continue;
-    if (event.kind === "PLAY_CARD") {
-      if (event.step !== lastStep) { tricks.push({plays: {}, row: null}); lastStep = event.step; }
-      tricks[tricks.length - 1].plays[event.seat] = event;
-    } else if (event.kind === "CHOOSE_ROW" && tricks.length) {
-      tricks[tricks.length - 1].row = event;
-    }
-  }
-  return tricks;
-}
-
-function sixNimmtSteps(replay) {
-  const seats = replay.seats.length;
-  const answers = sixNimmtAnswers(replay);
-  const steps = [];
-  let before = new Array(seats).fill(0);  // totals of finished rounds
-  let trickNumber = 0;
-  replay.rounds.forEach((round, r) => {
-    const penalties = new Array(seats).fill(0);
-    const piles = Array.from({length: seats}, () => []);
-    let hands = (round.hands || []).map((hand) => [...hand]);
-    steps.push({round: r, trick: null, rows: round.rows, draft: round.draft || null,
-                hands: hands.map((x) => [...x]), penalties: [...penalties],
-                piles: piles.map((p) => [...p]), totals: [...before]});
-    let rows = round.rows;
-    round.tricks.forEach((trick, t) => {
-      trick.taken.forEach((cards, s) => {
-        piles[s].push(...cards);
-        penalties[s] += heads(cards);
-      });
-      hands = hands.map((hand, s) => hand.filter((c) => c !== trick.plays[s]));
-      steps.push({round: r, trick: t, rowsBefore: rows, rows: trick.rows_after,
-                  plays: trick.plays, rowChoice: trick.row_choice, taken: trick.taken,
-                  answers: answers[trickNumber] || null, hands: hands.map((x) => [...x]),
-                  penalties: [...penalties], piles: piles.map((p) => [...p]),
-                  totals: before.map((b, s) => b + penalties[s])});
-      rows = trick.rows_after;
-      trickNumber += 1;
-    });
-    before = before.map((b, s) => b + round.penalties[s]);
-  });
-  return steps;
-}
-
-/** Where each card of a trick went and why, lowest first (docs/rules.md §1). */
-function placements(rowsBefore, plays, rowChoice) {
-  const rows = rowsBefore.map((row) => [...row]);
-  const order = plays.map((card, seat) => ({card, seat})).sort((a, b) => a.card - b.card);
-  return order.map(({card, seat}) => {
-    let best = null;
-    rows.forEach((row, i) => {
-      const end = row[row.length - 1];
-      if (end < card && (best === null || end > rows[best][rows[best].length - 1])) best = i;
-    });
-    if (best === null) {
-      const row = rowChoice ? rowChoice.row : 0;
-      const taken = rows[row];
-      rows[row] = [card];
-      return {card, seat, row, why: "lowest", taken};
-    }
-    const end = rows[best][rows[best].length - 1];
-    if (rows[best].length >= ROW_LIMIT) {
-      const taken = rows[best];
-      rows[best] = [card];
-      return {card, seat, row: best, why: "sixth", taken, end};
-    }
-    rows[best].push(card);
-    return {card, seat, row: best, why: "follows", taken: [], end};
-  });
-}
-
-/** The answers of a No Thanks! replay's log, attached to the turn each one led to (a
- * "keep" of the hidden card goes with the seat's next move). */
-function noThanksAnswers(replay) {
-  const pending = (replay.events || []).filter((e) => e.type === "answer");
-  let next = 0;
-  return replay.rounds.map((round) => round.turns.map((turn) => {
-    const found = [];
-    while (next < pending.length) {
-      const answer = pending[next++];
-      found.push(answer);
-      const ends = turn.action === "reveal_hidden"
-        ? answer.kind === "REVEAL_HIDDEN_CARD" && answer.action === "reveal"
-        : answer.kind === "TAKE_OR_PASS";
-      if (ends) break;
-    }
-    return found;
-  }));
-}
-
-function noThanksSteps(replay) {
-  const seats = replay.seats.length;
-  const answers = noThanksAnswers(replay);
-  const steps = [];
-  let before = new Array(seats).fill(0);
-  replay.rounds.forEach((round, r) => {
-    const chips = new Array(seats).fill(round.chips_start);
-    const cards = Array.from({length: seats}, () => []);
-    const revealed = new Array(seats).fill(false);
-    let pot = 0;
-    const snapshot = (turn, card, said) => ({
-      round: r, turn, card, pot, chips: [...chips], cards: cards.map((c) => [...c]),
-      revealed: [...revealed], answers: said || [],
-      scores: cards.map((c, s) => noThanksScore(c, chips[s])),
-      totals: before.map((b, s) => b + noThanksScore(cards[s], chips[s])),
-    });
-    steps.push(snapshot(null, null));
-    round.turns.forEach((turn, t) => {
-      let card = turn.card;
-      if (turn.action === "pass") { chips[turn.seat] -= 1; pot = turn.pot + 1; }
-      else if (turn.action === "take") {
-        chips[turn.seat] += turn.pot; cards[turn.seat].push(turn.card); pot = 0; card = null;
-      } else if (turn.action === "reveal_hidden") {
-        cards[turn.seat].push(turn.card); revealed[turn.seat] = true; card = null;
-      }
-      steps.push(snapshot(turn, card, answers[r][t]));
-    });
-    before = before.map((b, s) => b + round.scores[s]);
-  });
-  return steps;
 }
 
 const SPEEDS = [["0.5", "½×"], ["1", "1×"], ["2", "2×"], ["4", "4×"]];
@@ -726,8 +585,7 @@ function replayViewer(logged, startStep, bots) {
     const hash = `${base}/step/${index + 1}`;
     stepLink.setAttribute("href", hash);
     if (location.hash !== hash) history.replaceState(null, "", hash);
-    stage.replaceChildren(replay.game === "six_nimmt" ? sixNimmtStep(step, names, replay, bots)
-                                                      : noThanksStep(step, names, replay, bots));
+    stage.replaceChildren(viewOf(replay.game).replayStep(step, names, replay, bots));
     result.replaceChildren(index === steps.length - 1 ? final : hint);
     if (!timer) announce(label.textContent);
   }
@@ -787,138 +645,20 @@ function answerSummary(replay, bots) {
     table("Answer times and defaults by seat", cols, rows, {"data-testid": "answer-summary"}));
 }
 
-function rowsView(rows, marks, fresh, testid) {
-  return h("div", {class: "rows", "data-testid": testid || "rows"}, rows.map((row, i) =>
-    h("div", {class: `row${marks && marks[i] ? " chosen" : ""}`, "data-row": i},
-      h("span", {class: "label"}, `row ${i + 1}`),
-      h("span", {class: "cards"}, row.map((c) => nimmtCard(c, fresh && fresh.has(c)))),
-      marks && marks[i] ? h("span", {class: "mark", "data-testid": "row-mark"}, marks[i])
-                        : null)));
-}
-
-function placementLine(p, names, rowAnswer) {
-  const who = names[p.seat];
-  const card = nimmtCard(p.card);
-  if (p.why === "lowest") {
-    return h("li", {"data-why": "lowest"}, card, ` ${who}: lower than every row, so `,
-      `${who} chose row ${p.row + 1} and takes its ${p.taken.length} card`,
-      p.taken.length === 1 ? "" : "s", ` (${heads(p.taken)} bullheads) `,
-      h("span", {class: "answer"}, "· ", answerNote(rowAnswer)));
-  }
-  if (p.why === "sixth") {
-    return h("li", {"data-why": "sixth"}, card, ` ${who}: goes after ${p.end} in row `,
-      `${p.row + 1} as its sixth card, so ${who} takes its five cards (${heads(p.taken)} `,
-      "bullheads)");
-  }
-  return h("li", {"data-why": "follows"}, card, ` ${who}: after ${p.end} in row ${p.row + 1}`);
-}
-
-function sixNimmtStep(step, names, replay, bots) {
-  const rounds = replay.rounds.length;
-  const where = step.trick === null
-    ? `Round ${step.round + 1} of ${rounds} · the deal: four starting rows`
-    : `Round ${step.round + 1} of ${rounds} · trick ${step.trick + 1} of ` +
-      `${replay.rounds[step.round].tricks.length}`;
-  const parts = [h("p", {class: "big", "data-testid": "where"}, where)];
-  const answers = step.answers;
-  if (step.trick === null) {
-    parts.push(rowsView(step.rows, null, null));
-    if (step.draft) parts.push(h("p", {class: "muted"}, "Draft: ",
-      step.draft.map((d) => `${names[d.seat]} ${d.card}`).join(", ")));
-  } else {
-    const placed = placements(step.rowsBefore, step.plays, step.rowChoice);
-    const marks = {};
-    for (const p of placed) {
-      if (p.why !== "follows") {
-        marks[p.row] = `✱ taken by ${names[p.seat]} (${p.why === "lowest" ? "chosen" : "sixth card"})`;
-      }
-    }
-    parts.push(h("h2", {}, "Rows before the trick"), rowsView(step.rowsBefore, null, null,
-                                                              "rows-before"),
-      h("h2", {}, "Revealed, placed lowest first"),
-      h("div", {class: "cards", "data-testid": "revealed"}, placed.map(({card, seat}) =>
-        h("span", {class: "revealed"}, nimmtCard(card), " ",
-          h("span", {class: "muted"}, names[seat])))),
-      h("ol", {class: "placements", "data-testid": "placements"}, placed.map((p) =>
-        placementLine(p, names, answers && answers.row))));
-    if (step.rowChoice) {
-      parts.push(h("p", {"data-testid": "row-choice"}, `${names[step.rowChoice.seat]} played `,
-        `the lowest card and chose row ${step.rowChoice.row + 1}.`));
-    }
-    parts.push(h("h2", {}, "Rows after the trick"),
-      rowsView(step.rows, marks, new Set(step.plays)));
-  }
-  const banked = bankOf(replay) > 0;
-  const cols = [["Seat"], ["Hand"], ["Played"], ["Answer"], ["Took this trick"],
-                ["Bullheads this round", "num"], ["Running total", "num"],
-                ...(banked ? [["Bank left", "num"]] : [])];
-  parts.push(h("h2", {}, "Seats"), table("Seats", cols,
-    names.map((name, s) => tr({"data-seat": s}, cols, [
-      botLink(name, bots[s], replay.seats[s].human),
-      {attrs: {"data-testid": "hand"}, content: cardList(step.hands[s] || [], (c) => nimmtCard(c))},
-      step.plays ? nimmtCard(step.plays[s]) : "",
-      answers ? answerNote(answers.plays[s]) : "",
-      cardList(step.taken ? step.taken[s] : [], (c) => nimmtCard(c)),
-      step.penalties[s],
-      {attrs: {"data-testid": "total"}, content: step.totals[s]},
-      ...(banked ? [bankCell(step, s)] : [])])), {"data-testid": "seats"}));
-  return h("div", {}, parts);
-}
-
-function noThanksStep(step, names, replay, bots) {
-  const rounds = replay.rounds.length;
-  const round = replay.rounds[step.round];
-  let what = "The round begins.";
-  if (step.turn) {
-    const who = names[step.turn.seat];
-    what = step.turn.action === "pass" ? `${who} passed on ${step.turn.card}, paying a chip.`
-      : step.turn.action === "take" ? `${who} took ${step.turn.card} and ${step.turn.pot} chips.`
-      : `${who} revealed the hidden card ${step.turn.card}.`;
-  }
-  const bySeat = {};
-  for (const answer of step.answers) {  // the move that made the turn, or a default on the way
-    if (!(bySeat[answer.seat] && bySeat[answer.seat].default)) bySeat[answer.seat] = answer;
-  }
-  const banked = bankOf(replay) > 0;
-  const cols = [["Seat"], ["Cards"], ["Chips", "num"], ["Score this round", "num"],
-                ["Running total", "num"], ["Hidden card"], ["Answer"],
-                ...(banked ? [["Bank left", "num"]] : [])];
-  return h("div", {},
-    h("p", {class: "big", "data-testid": "where"},
-      `Round ${step.round + 1} of ${rounds} · turn ${step.turn ? round.turns.indexOf(step.turn) + 1
-                                                          : 0} of ${round.turns.length}`),
-    h("p", {"data-testid": "what"}, what),
-    h("div", {class: "toolbar"}, "Card: ",
-      h("span", {"data-testid": "card"}, step.card ? plainCard(step.card) : "—"),
-      " Pot: ", h("strong", {"data-testid": "pot"}, step.card ? step.pot : 0), " chips"),
-    h("h2", {}, "Seats"), table("Seats", cols,
-      names.map((name, s) => tr({"data-seat": s}, cols, [
-        botLink(name, bots[s], replay.seats[s].human),
-        cardList([...step.cards[s]].sort((a, b) => a - b), plainCard),
-        step.chips[s], step.scores[s],
-        {attrs: {"data-testid": "total"}, content: step.totals[s]},
-        round.hidden ? `${round.hidden[s]}${step.revealed[s] ? " (revealed)" : " (face down)"}`
-                     : "—",
-        bySeat[s] ? answerNote(bySeat[s]) : "",
-        ...(banked ? [bankCell(step, s)] : [])])), {"data-testid": "seats"}));
-}
-
 // -- live spectating ---------------------------------------------------------------------
 
-/** The public state of a live match, rebuilt from its public events only. */
+/** The public state of a live match, rebuilt from its public events only: what every game
+ * has, and what its view adds (its ``liveState``). */
 function liveState(match) {
-  const seats = match.seats.length;
-  return {game: match.game, names: match.seats, bots: match.bots || [],
-          humans: match.humans || [], events: 0, round: 0,
-          trick: 0,
-          rows: [], plays: null, rowChoice: null, taken: null,
-          penalties: new Array(seats).fill(0), totals: new Array(seats).fill(0),
-          card: null, pot: 0, deckLeft: null, cards: Array.from({length: seats}, () => []),
-          scores: null, log: [], ended: null};
+  const state = {game: match.game, names: match.seats, bots: match.bots || [],
+                 humans: match.humans || [], events: 0, round: 0,
+                 totals: new Array(match.seats.length).fill(0), log: [], last: null};
+  viewOf(match.game).liveState(state);
+  return state;
 }
 
-/** A PublicEvent in proto JSON ({"six_nimmt": {"trick_resolved": {...}}}) as the engine's
- * event name (TrickResolved) and its fields. */
+/** A PublicEvent in proto JSON ({"GAME": {"event_name": {...}}}, the game's id then the
+ * event's) as the engine's event name (EventName) and its fields. */
 function typedEvent(publicEvent) {
   const game = Object.keys(publicEvent)[0];
   const kind = Object.keys(publicEvent[game])[0];
@@ -926,67 +666,18 @@ function typedEvent(publicEvent) {
   const data = {};
   for (const [field, value] of Object.entries(publicEvent[game][kind])) {
     // A list of Cards messages ({"cards": [...]}) as a list of card lists.
-    data[field] = Array.isArray(value) && value.length && typeof value[0] === "object"
-      ? value.map((c) => c.cards) : value;
+    data[field] = Array.isArray(value) && value.length && typeof value[0] === "object" &&
+      value.every((c) => Object.keys(c).every((key) => key === "cards"))
+      ? value.map((c) => c.cards || []) : value;
   }
   return {type, data};
 }
 
+/** Apply one public event to a live state (its game's view says what it changes). */
 function applyPublic(state, event) {
-  const d = event.data;
-  const names = state.names;
   state.events += 1;
-  switch (event.type) {
-    case "RoundStarted":
-      state.round = d.round;
-      if (state.game === "six_nimmt") {
-        state.rows = d.rows; state.trick = 0; state.plays = null; state.taken = null;
-        state.penalties = state.penalties.map(() => 0);
-      } else {
-        state.cards = state.cards.map(() => []); state.card = null; state.pot = 0;
-      }
-      state.log.push(`Round ${d.round + 1} starts.`);
-      break;
-    case "CardsRevealed":
-      state.plays = d.plays; state.trick = d.trick; state.taken = null; state.rowChoice = null;
-      state.log.push(`Trick ${d.trick + 1}: ${d.plays.map((c, s) => `${names[s]} ${c}`).join(", ")}.`);
-      break;
-    case "TrickResolved":
-      state.plays = d.plays; state.trick = d.trick; state.rows = d.rows_after;
-      state.rowChoice = d.row_choice; state.taken = d.taken;
-      d.taken.forEach((cards, s) => {
-        state.penalties[s] += cards.reduce((sum, c) => sum + bullheads(c), 0);
-      });
-      if (d.row_choice) state.log.push(`${names[d.row_choice.seat]} chose row ${d.row_choice.row + 1}.`);
-      break;
-    case "CardDrafted":
-      state.log.push(`${names[d.seat]} drafted ${d.card}.`);
-      break;
-    case "CardTurnedUp":
-      state.card = d.card; state.pot = 0; state.deckLeft = d.deck_left;
-      state.log.push(`${d.card} is turned up (${d.deck_left} left in the deck).`);
-      break;
-    case "Passed":
-      state.pot = d.pot; state.log.push(`${names[d.seat]} passed on ${d.card}.`);
-      break;
-    case "Took":
-      state.cards[d.seat].push(d.card); state.card = null; state.pot = 0;
-      state.log.push(`${names[d.seat]} took ${d.card} with ${d.pot} chips.`);
-      break;
-    case "HiddenRevealed":
-      state.cards[d.seat].push(d.card);
-      state.log.push(`${names[d.seat]} revealed a hidden ${d.card}.`);
-      break;
-    case "RoundEnded":
-      state.totals = d.totals; state.scores = d.scores || d.penalties;
-      state.log.push(`Round ${d.round + 1} ends: ${d.totals.join(" · ")}.`);
-      break;
-    case "GameEnded":
-      state.totals = d.totals;
-      break;
-    default:
-      state.log.push(event.type);
-  }
+  state.last = event;
+  viewOf(state.game).applyPublic(state, event);
 }
 
 /** Whose turn it is and their clocks, asked of the server every TURN_POLL_MS and counted
@@ -1067,7 +758,7 @@ function liveView(match, onEnd) {
   const draw = () => {
     drawn = state.events;
     counter.textContent = String(state.events);
-    stage.replaceChildren(state.game === "six_nimmt" ? liveSixNimmt(state) : liveNoThanks(state));
+    stage.replaceChildren(viewOf(state.game).live(state));
     log.replaceChildren(...state.log.slice(-30).reverse().map((line) => h("li", {}, line)));
   };
   const source = new EventSource(`/api/matches/${encodeURIComponent(match.id)}/feed`);
@@ -1092,38 +783,181 @@ function liveView(match, onEnd) {
   return root;
 }
 
-function liveSixNimmt(state) {
-  const cols = [["Seat"], ["Revealed"], ["Took"], ["Bullheads this round", "num"],
-                ["Total of finished rounds", "num"]];
-  const marks = state.rowChoice ? {[state.rowChoice.row]:
-    `✱ chosen by ${state.names[state.rowChoice.seat]}`} : null;
+// -- any game: the generic view ----------------------------------------------------------
+// What the page draws for a game whose own view does not say otherwise: its replay decision
+// by decision, its events as they come, a seat's observation with the actions it may take,
+// the big screen's table and scoreboard, all from their JSON as it is.
+
+/** A value of a replay, an event or an observation, drawn as it is: a list of plain values
+ * on one line, a list of lists one item each, an object field by field. */
+function dataView(value) {
+  if (value === null || value === undefined) return h("span", {class: "muted"}, "—");
+  if (Array.isArray(value)) {
+    if (!value.length) return h("span", {class: "muted"}, "none");
+    if (value.every((v) => v === null || typeof v !== "object")) return value.join(" · ");
+    return h("ol", {class: "data", start: 0}, value.map((v) => h("li", {}, dataView(v))));
+  }
+  if (typeof value === "object") {
+    return h("dl", {class: "data"}, Object.entries(value).map(([key, v]) =>
+      [h("dt", {}, key.replace(/_/g, " ")), h("dd", {"data-field": key}, dataView(v))]).flat());
+  }
+  return String(value);
+}
+
+/** A value in words, on one line. */
+function words(value) {
+  if (value === null || value === undefined) return "—";
+  if (Array.isArray(value)) return `[${value.map(words).join(", ")}]`;
+  if (typeof value === "object") {
+    return `{${Object.entries(value).map(([k, v]) => `${k} ${words(v)}`).join(", ")}}`;
+  }
+  return String(value);
+}
+
+/** A public event in words: its name, then each field (a seat by its name). */
+function describe(event, names) {
+  const fields = Object.entries(event.data || {}).map(([key, value]) =>
+    `${key.replace(/_/g, " ")} ${key === "seat" && names[value] !== undefined ? names[value]
+                                                                             : words(value)}`);
+  return `${event.type}${fields.length ? `: ${fields.join(", ")}` : ""}.`;
+}
+
+/** A replay's steps for any game: the start, then one step per decision point of its log
+ * (the answers applied there), each with every seat's answers so far. */
+function genericSteps(replay) {
+  const points = new Map();  // the engine's step of each decision point -> its answers
+  for (const event of replay.events || []) {
+    if (event.type !== "answer") continue;
+    if (!points.has(event.step)) points.set(event.step, []);
+    points.get(event.step).push(event);
+  }
+  const played = replay.seats.map(() => []);
+  const steps = [{point: null, count: points.size, answers: [], played: played.map(() => [])}];
+  [...points.values()].forEach((answers, i) => {
+    for (const answer of answers) played[answer.seat].push(answer.action);
+    steps.push({point: i, count: points.size, answers,
+                played: played.map((actions) => [...actions])});
+  });
+  return steps;
+}
+
+function genericStep(step, names, replay, bots) {
+  const bySeat = {};
+  for (const answer of step.answers) bySeat[answer.seat] = answer;
+  const banked = bankOf(replay) > 0;
+  const cols = [["Seat"], ["Answered"], ["Answer"], ["Answers so far"],
+                ...(banked ? [["Bank left", "num"]] : [])];
+  const last = step.point !== null && step.point === step.count - 1;
   return h("div", {},
-    h("p", {class: "big", "data-testid": "where"},
-      `Round ${state.round + 1} · trick ${state.plays ? state.trick + 1 : "—"}`),
-    h("h2", {}, "Rows"), rowsView(state.rows, marks, state.plays ? new Set(state.plays) : null),
-    h("h2", {}, "Seats"), table("Seats", cols,
-      state.names.map((name, s) => tr({"data-seat": s}, cols, [
-        botLink(name, state.bots[s], state.humans.includes(s)),
-        state.plays ? nimmtCard(state.plays[s]) : "",
-        cardList(state.taken ? state.taken[s] : [], (c) => nimmtCard(c)),
-        state.penalties[s],
+    h("p", {class: "big", "data-testid": "where"}, step.point === null
+      ? `The start · ${step.count} decision point${step.count === 1 ? "" : "s"} to come`
+      : `Decision point ${step.point + 1} of ${step.count}`),
+    h("h2", {}, "Seats"), table("Seats", cols, names.map((name, s) => tr({"data-seat": s}, cols, [
+      botLink(name, bots[s], replay.seats[s].human),
+      {attrs: {"data-testid": "action"}, content: bySeat[s]
+        ? `${String(bySeat[s].kind).toLowerCase().replace(/_/g, " ")}: ${bySeat[s].action}` : ""},
+      bySeat[s] ? answerNote(bySeat[s]) : "",
+      {attrs: {"data-testid": "played"}, content: step.played[s].join(" · ")},
+      ...(banked ? [bankCell(step, s)] : [])])), {"data-testid": "seats"}),
+    last ? [h("h2", {}, "Rounds, as the replay records them"),
+            h("div", {"data-testid": "rounds"}, dataView(replay.rounds))] : null);
+}
+
+function genericLive(state) {
+  const cols = [["Seat"], ["Total", "num"]];
+  return h("div", {},
+    h("p", {class: "big", "data-testid": "where"}, state.last
+      ? describe(state.last, state.names) : "Waiting for the first event…"),
+    state.last ? h("div", {"data-testid": "last-event"}, dataView(state.last.data)) : null,
+    h("h2", {}, "Seats"), table("Seats", cols, state.names.map((name, s) =>
+      tr({"data-seat": s}, cols, [botLink(name, state.bots[s], state.humans.includes(s)),
         {attrs: {"data-testid": "total"}, content: state.totals[s]}])), {"data-testid": "seats"}));
 }
 
-function liveNoThanks(state) {
-  const cols = [["Seat"], ["Cards"], ["Total of finished rounds", "num"]];
-  return h("div", {},
-    h("p", {class: "big", "data-testid": "where"}, `Round ${state.round + 1}`),
-    h("div", {class: "toolbar"}, "Card: ",
-      h("span", {"data-testid": "card"}, state.card ? plainCard(state.card) : "—"),
-      " Pot: ", h("strong", {"data-testid": "pot"}, state.pot), " chips · deck: ",
-      state.deckLeft === null ? "—" : state.deckLeft),
-    h("h2", {}, "Seats"), table("Seats", cols,
-      state.names.map((name, s) => tr({"data-seat": s}, cols, [
-        botLink(name, state.bots[s], state.humans.includes(s)),
-        cardList([...state.cards[s]].sort((a, b) => a - b), plainCard),
-        {attrs: {"data-testid": "total"}, content: state.totals[s]}])), {"data-testid": "seats"}));
+/** A seat's table on the play page for any game: what the seat sees, and a button for each
+ * action it may take now. */
+function genericPlayTable(seat) {
+  const play = seat.play;
+  const legal = seat.waiting() ? play.decision.legal || [] : [];
+  const cols = [["Seat"], ["Total", "num"]];
+  return [
+    h("h2", {}, "What you see"),
+    h("div", {"data-testid": "observation"}, play.obs ? dataView(play.obs)
+                                                       : h("span", {class: "muted"}, "—")),
+    h("h2", {}, "Your choices"),
+    h("div", {class: "toolbar", "data-testid": "choices"}, legal.length ? legal.map((action) => {
+      const [field, value] = Object.entries(action)[0];
+      return h("button", {[`data-${field === "card" ? "play" : field}`]: value,
+                          onclick: () => seat.answer(action, `chose ${field} ${value}`)},
+               `${field} ${value}`);
+    }) : h("span", {class: "muted"}, "none now")),
+    h("h2", {}, "Seats"), seat.seatsTable(cols, (name, s) => [
+      s === play.seat ? h("strong", {}, "you") : name,
+      {attrs: {"data-testid": "total"}, content: play.pub.totals[s]}])];
 }
+
+/** The big screen's table for any game: its latest public events, newest first. */
+function genericTvTable() {
+  const events = h("ol", {class: "events", "data-testid": "tv-events"});
+  const root = h("div", {class: "table generic"}, h("h3", {}, "What happened"), events);
+  const draw = (state, event) => {
+    events.prepend(h("li", {}, describe(event, state.names)));
+    while (events.children.length > 8) events.lastChild.remove();
+  };
+  return {root, draw, say: () => {}};
+}
+
+/** The hooks a game's view may give (registerGameView), each as any game is drawn. */
+const GENERIC = {
+  /** The settings of the play button's match and a note on its label; null: none. */
+  quickPlay: null,
+  /** A large card for the big screen. */
+  bigCard: (card) => h("span", {class: "tvcard", "data-card": card},
+                       h("span", {class: "num"}, card)),
+  /** The replay viewer's steps, each what the viewer shows there. */
+  replaySteps: genericSteps,
+  /** The answers a step shows (for the time bank left after it). */
+  stepAnswers: (step) => (Array.isArray(step.answers) ? step.answers : []),
+  /** One step of the replay viewer. */
+  replayStep: genericStep,
+  /** Adds the game's own fields to a live match's state (liveState). */
+  liveState: () => {},
+  /** Applies one public event to a live state. */
+  applyPublic: (state, event) => {
+    const d = event.data;
+    if (typeof d.round === "number") state.round = d.round;
+    if (Array.isArray(d.totals)) state.totals = d.totals;
+    state.log.push(describe(event, state.names));
+  },
+  /** The live view's stage. */
+  live: genericLive,
+  /** The play page's prompt for each decision kind. */
+  prompts: {},
+  /** What a seat's observation says of the public state (a page opened mid-match). */
+  fromObservation: (pub, obs) => {
+    if (typeof obs.round === "number") pub.round = obs.round;
+    if (Array.isArray(obs.totals)) pub.totals = obs.totals;
+  },
+  /** Whether a public event settles the seat's decision: {done, same} (what was done, in
+   * words, and whether it was the seat's own choice), or null. */
+  resolves: () => null,
+  /** The play page's table for a seat. */
+  playTable: genericPlayTable,
+  /** The play page's keys for the game's decisions. */
+  playKeys: () => {},
+  /** The big screen's table: {root, draw(state, event), say(bySeat, move)}. */
+  tvTable: genericTvTable,
+  /** Which move of the public feed an answer of the replay's log comments on:
+   * {kind, byStep} (byStep: every seat's answer of one decision point is one move), or
+   * null for an answer no event shows. */
+  commentKind: () => null,
+  /** The move a public event shows: {kind, clear, seat}, or null (tv.js). */
+  moveOf: () => null,
+  /** Where the game stands after an event, in words. */
+  whereText: (state, event) => describe(event, state.names),
+  /** A seat on the big screen's scoreboard: {running, sub}. */
+  tvScore: (state, s) => ({running: state.totals[s], sub: ""}),
+};
 
 // -- routing -----------------------------------------------------------------------------
 
@@ -1249,6 +1083,8 @@ for (const skip of document.querySelectorAll("a.skip")) {
 }
 
 if (!document.body.dataset.page) {  // the play page (play.js) uses the helpers above only
-  window.addEventListener("hashchange", route);
-  route();
+  gamesReady.catch((err) => console.warn(`no list of games: ${err.message}`)).then(() => {
+    window.addEventListener("hashchange", route);
+    route();
+  });
 }

@@ -3,21 +3,14 @@
 // /api/play/answer, carrying the seat token, so the referee applies the same deadline and
 // default actions as to any bot. The token comes in the address's fragment (#TOKEN), which a
 // browser never sends to a server; the page keeps it in this tab's session storage and takes
-// it out of the address bar at once. It shows only what the seat receives: its own hand (or
-// chips and hidden card) and the public events. Helpers (h, nimmtCard, applyPublic, ...)
-// come from app.js.
+// it out of the address bar at once. It shows only what the seat receives: its own
+// observation and the public events, drawn by the game's view (app.js viewOf: the game's own
+// hooks, else the generic ones), which gets this page's means to answer (``seat`` below).
+// Helpers (h, viewOf, applyPublic, ...) come from app.js.
 "use strict";
 
 const POLL_WAIT_MS = 20000;      // how long one long-poll waits for a message
 const RETRY_MS = 1000;           // after a network error, poll again this much later
-const KINDS = {
-  DECISION_KIND_PLAY_CARD: "Play a card: click it, or pick it with ← → and press Enter.",
-  DECISION_KIND_CHOOSE_ROW: "Your card is lower than every row: choose the row you take " +
-                            "(click it, or press 1–4).",
-  DECISION_KIND_DRAFT_CARD: "Draft a card from the pool.",
-  DECISION_KIND_TAKE_OR_PASS: "Take the card and its chips (T), or pass with a chip (P).",
-  DECISION_KIND_REVEAL_HIDDEN_CARD: "Reveal your hidden card (R), or keep it face down (K).",
-};
 
 let focusWanted = false;  // move the focus to the choices once they are drawn
 
@@ -142,9 +135,9 @@ function receive(message) {
     play.accepted = null;
     play.choice = null;
     focusWanted = true;
-    play.obs = message.decision.six_nimmt || message.decision.no_thanks;
+    play.obs = message.decision[play.game] || null;  // the field named after the game
     fromObservation();
-    announce(KINDS[play.decision.kind] || "Your turn.");
+    announce(promptFor(play.decision.kind));
   } else if (message.event && play.pub) {
     const event = typedEvent(message.event);
     resolves(event);
@@ -164,46 +157,17 @@ function receive(message) {
 function fromObservation() {
   const obs = play.obs, pub = play.pub;
   if (!obs || !pub) return;
-  pub.round = obs.round;
-  pub.totals = obs.totals;
-  if (play.game === "six_nimmt") {
-    pub.rows = obs.rows.map((r) => r.cards);
-    pub.penalties = obs.penalties;
-  } else {
-    pub.card = obs.card || null;
-    pub.pot = obs.pot;
-    pub.deckLeft = obs.deck_left;
-    pub.cards = obs.cards.map((c) => c.cards);
-  }
+  viewOf(play.game).fromObservation(pub, obs);
 }
 
 /** If ``event`` settles this seat's decision, note whether the referee answered for it. */
 function resolves(event) {
   const decision = play.decision;
   if (!decision) return;
-  const d = event.data;
-  const kind = decision.kind;
   const choice = play.sent === decision.decision_id ? play.choice || {} : {};
-  let done = null, same = false;
-  if (event.type === "CardsRevealed" && kind === "DECISION_KIND_PLAY_CARD") {
-    done = `played ${d.plays[play.seat]}`;
-    same = choice.card === d.plays[play.seat];
-  } else if (event.type === "TrickResolved" && kind === "DECISION_KIND_CHOOSE_ROW" &&
-             d.row_choice && d.row_choice.seat === play.seat) {
-    done = `chose row ${d.row_choice.row + 1}`;
-    same = choice.row === d.row_choice.row;
-  } else if (event.type === "CardDrafted" && kind === "DECISION_KIND_DRAFT_CARD" &&
-             d.seat === play.seat) {
-    done = `drafted ${d.card}`;
-    same = choice.card === d.card;
-  } else if ((event.type === "Passed" || event.type === "Took") && d.seat === play.seat) {
-    done = event.type === "Passed" ? `passed on ${d.card}` : `took ${d.card}`;
-    same = choice.word === (event.type === "Passed" ? "pass" : "take");
-  } else if (event.type === "HiddenRevealed" && d.seat === play.seat) {
-    done = `revealed your hidden card ${d.card}`;
-    same = choice.word === "reveal";
-  }
-  if (done === null) return;
+  const settled = viewOf(play.game).resolves(event, decision, choice, play.seat);
+  if (!settled) return;
+  const {done, same} = settled;
   // The verdict of an answer may come after the event it led to: an answer on its way that
   // matches what was played is this seat's own.
   if (play.accepted === decision.decision_id || same) {
@@ -271,7 +235,7 @@ function statusPanel() {
   else if (play.decision && play.sent === play.decision.decision_id) {
     prompt = play.accepted === play.decision.decision_id
       ? `You ${play.answered}. Waiting for the others…` : `Sending: ${play.answered}…`;
-  } else if (play.decision) prompt = KINDS[play.decision.kind] || "Your turn.";
+  } else if (play.decision) prompt = promptFor(play.decision.kind);
   else prompt = "Waiting for the others…";
   const notice = play.notice ? h("p", {class: `notice ${play.notice.kind}`, "data-testid":
     play.notice.kind === "default" ? "defaulted" : "notice"}, play.notice.text) : null;
@@ -284,40 +248,6 @@ function statusPanel() {
     notice, play.error ? h("p", {class: "error"}, play.error) : null);
 }
 
-function plural(n, word) { return `${n} ${word}${n === 1 ? "" : "s"}`; }
-
-function rowButtons(rows) {
-  const legal = legalSet(play.decision);
-  const choosing = waiting() && play.decision.kind === "DECISION_KIND_CHOOSE_ROW";
-  return h("div", {class: "rows", "data-testid": "rows"}, rows.map((row, i) => {
-    const cards = h("span", {class: "cards"}, row.map((c) => nimmtCard(c)));
-    if (!choosing) {
-      return h("div", {class: "row", "data-row": i}, h("span", {class: "label"}, `row ${i + 1}`),
-               cards);
-    }
-    return h("button", {class: "row pick", "data-row": i, "data-testid": "row-button",
-                        disabled: !legal.has(`row${i}`),
-                        onclick: () => answer({row: i}, `chose row ${i + 1}`)},
-      h("span", {class: "label"}, `row ${i + 1}`), cards,
-      h("span", {class: "mark"}, `take ${plural(row.length, "card")} · ` +
-                                 plural(heads(row), "bullhead")));
-  }));
-}
-
-function handButtons(cards, kind) {
-  const legal = legalSet(play.decision);
-  const mine = waiting() && play.decision.kind === kind;
-  return h("div", {class: "cards hand", "data-testid": kind === "DECISION_KIND_DRAFT_CARD"
-                                                         ? "pool" : "hand",
-                   onkeydown: arrowKeys},
-    cards.length ? cards.map((card) => h("button", {
-      class: `card-button${play.choice && play.choice.card === card && play.decision
-                           ? " picked" : ""}`,
-      "data-play": card, disabled: !(mine && legal.has(card)),
-      onclick: () => answer({card}, `played ${card}`)}, nimmtCard(card)))
-      : h("span", {class: "muted"}, "no cards"));
-}
-
 /** ← and → move between the enabled cards of the hand. */
 function arrowKeys(e) {
   if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
@@ -328,67 +258,21 @@ function arrowKeys(e) {
   if (next) { next.focus(); e.preventDefault(); }
 }
 
+/** The prompt for a decision of ``kind``: the game's view's words, else plain ones. */
+function promptFor(kind) {
+  return viewOf(play.game).prompts[kind] || "Your turn: choose one of your actions.";
+}
+
 function seatsTable(columns, cells) {
   return table("Seats", columns, play.pub.names.map((name, s) =>
     tr({"data-seat": s, class: s === play.seat ? "me" : null}, columns, cells(name, s))),
     {"data-testid": "seats"});
 }
 
-function sixNimmtTable() {
-  const pub = play.pub, obs = play.obs;
-  const trickLine = pub.plays ? h("p", {"data-testid": "last-trick"},
-    `Trick ${pub.trick + 1}: `, pub.plays.map((c, s) => [s ? " · " : "",
-      `${pub.names[s]} `, nimmtCard(c)]).flat()) : null;
-  const hand = obs && obs.round === pub.round ? obs.hand.filter((c) => !play.ended &&
-    !(pub.plays && pub.plays[play.seat] === c && pub.trick >= obs.trick)) : [];
-  const cols = [["Seat"], ["Played"], ["Took"], ["Bullheads this round", "num"],
-                ["Total of finished rounds", "num"]];
-  return [
-    h("p", {class: "muted", "data-testid": "where"}, `Round ${pub.round + 1}`,
-      obs ? ` · trick ${obs.trick + 1} of 10` : ""),
-    h("h2", {}, "The rows"), rowButtons(pub.rows),
-    trickLine,
-    h("h2", {}, "Your hand"), handButtons(hand, "DECISION_KIND_PLAY_CARD"),
-    obs && obs.pool && obs.pool.length
-      ? [h("h2", {}, "The draft pool"), handButtons(obs.pool, "DECISION_KIND_DRAFT_CARD")] : null,
-    h("h2", {}, "Seats"), seatsTable(cols, (name, s) => [
-      s === play.seat ? h("strong", {}, "you") : name,
-      pub.plays ? nimmtCard(pub.plays[s]) : "",
-      cardList(pub.taken ? pub.taken[s] : [], (c) => nimmtCard(c)),
-      pub.penalties[s], {attrs: {"data-testid": "total"}, content: pub.totals[s]}])];
-}
-
-function wordButton(word, label, key) {
-  const legal = legalSet(play.decision);
-  return h("button", {"data-word": word, "aria-keyshortcuts": key,
-                      disabled: !(waiting() && legal.has(word)),
-                      onclick: () => answer({word}, WORDS[word])}, label);
-}
-
-const WORDS = {take: "took the card", pass: "passed", reveal: "revealed your hidden card",
-               keep: "kept your hidden card"};
-
-function noThanksTable() {
-  const pub = play.pub, obs = play.obs;
-  const cols = [["Seat"], ["Cards"], ["Total of finished rounds", "num"]];
-  return [
-    h("p", {class: "muted", "data-testid": "where"}, `Round ${pub.round + 1}`),
-    h("div", {class: "toolbar big"}, "Card: ",
-      h("span", {"data-testid": "nt-card"}, pub.card ? plainCard(pub.card) : "—"),
-      " Pot: ", h("span", {"data-testid": "pot"}, String(pub.pot)), " chips"),
-    h("p", {}, "Your chips: ", h("strong", {"data-testid": "chips"},
-      obs ? String(obs.chips) : "—"),
-      obs && obs.hidden_card ? [" · your hidden card: ", plainCard(obs.hidden_card)] : "",
-      pub.deckLeft === null ? "" : ` · ${pub.deckLeft} cards left in the deck`),
-    h("div", {class: "toolbar", "data-testid": "words"},
-      wordButton("take", "Take (T)", "t"), wordButton("pass", "Pass (P)", "p"),
-      obs && obs.hidden_card ? [wordButton("reveal", "Reveal hidden card (R)", "r"),
-                                wordButton("keep", "Keep it hidden (K)", "k")] : null),
-    h("h2", {}, "Seats"), seatsTable(cols, (name, s) => [
-      s === play.seat ? h("strong", {}, "you") : name,
-      cardList([...pub.cards[s]].sort((a, b) => a - b), plainCard),
-      {attrs: {"data-testid": "total"}, content: pub.totals[s]}])];
-}
+/** What this page gives a game's view to draw and answer a seat with (its playTable and
+ * playKeys hooks): the seat's state, the answer to send, the legal actions, whether the
+ * seat is to decide now, the seats' table and the hand's arrow keys. */
+const seat = {play, answer, legalSet, waiting, seatsTable, arrowKeys};
 
 function resultPanel() {
   const end = play.ended;
@@ -413,7 +297,7 @@ function draw() {
   const parts = [title, play.ended ? resultPanel() : statusPanel()];
   if (play.pub) {
     parts.push(h("section", {class: "panel", "aria-label": "the table"},
-      play.game === "six_nimmt" ? sixNimmtTable() : noThanksTable()));
+      viewOf(play.game).playTable(seat)));
     parts.push(h("section", {class: "panel", "aria-labelledby": "log-title"},
       h("h2", {id: "log-title"}, "What happened"),
       h("ul", {class: "log", "data-testid": "log", tabindex: 0, "aria-labelledby": "log-title"},
@@ -426,8 +310,8 @@ function draw() {
     `[data-row="${had.dataset.row}"]:not([disabled]),[data-word="${had.dataset.word}"]:not([disabled])`);
   if (again) again.focus();
   else if (waiting() && (focusWanted || kept)) {
-    const first = view.querySelector(".hand button:not([disabled]), button.row.pick:not([disabled])," +
-                                     "[data-testid=words] button:not([disabled])");
+    const first = view.querySelector("button[data-play]:not([disabled])," +
+      "button[data-row]:not([disabled]),button[data-word]:not([disabled])");
     if (first) first.focus({preventScroll: true});
   }
   focusWanted = false;
@@ -436,17 +320,10 @@ function draw() {
   document.body.dataset.decision = waiting() ? play.decision.decision_id : "";
 }
 
-/** Keys: 1–4 choose a row; T, P, R, K take, pass, reveal or keep. */
+/** Keys: those of the game's view for its decisions (playKeys). */
 function keys(e) {
   if (e.ctrlKey || e.metaKey || e.altKey || !waiting()) return;
-  const kind = play.decision.kind;
-  if (kind === "DECISION_KIND_CHOOSE_ROW" && /^[1-9]$/.test(e.key)) {
-    const row = Number(e.key) - 1;
-    if (legalSet(play.decision).has(`row${row}`)) answer({row}, `chose row ${row + 1}`);
-  } else if (kind === "DECISION_KIND_TAKE_OR_PASS" || kind === "DECISION_KIND_REVEAL_HIDDEN_CARD") {
-    const word = {t: "take", p: "pass", r: "reveal", k: "keep"}[e.key.toLowerCase()];
-    if (word && legalSet(play.decision).has(word)) answer({word}, WORDS[word]);
-  }
+  viewOf(play.game).playKeys(e, seat);
 }
 
 function start() {
@@ -460,7 +337,8 @@ function start() {
   document.addEventListener("keydown", keys);
   setInterval(tickClock, 100);
   draw();
-  pollLoop();
+  // The seat's first messages are drawn by its game's view: it loads first.
+  gamesReady.catch((err) => console.warn(`no list of games: ${err.message}`)).then(pollLoop);
 }
 
 start();

@@ -10,7 +10,9 @@
 // Keys: n or → next, space pause, + and − speed. The page tells tests (and anyone) what it
 // shows through attributes on <main> (data-phase, data-match, data-steps, ...) and events
 // on document: tv:game-start, tv:step, tv:game-end, tv:standings, tv:final.
-// Helpers (h, api, bigCard, liveState, applyPublic, typedEvent, ...) come from app.js.
+// Each game's table, moves and scoreboard lines are its view's (app.js viewOf: the game's own
+// hooks, else the generic ones). Helpers (h, api, viewOf, liveState, applyPublic,
+// typedEvent, ...) come from app.js.
 "use strict";
 
 (() => {
@@ -198,54 +200,6 @@
     return `${rank}${rank === 1 ? "st" : rank === 2 ? "nd" : rank === 3 ? "rd" : "th"}`;
   }
 
-  /** The table of a 6 nimmt! match: four rows and the cards played this trick. */
-  function sixNimmtTable(match) {
-    const rows = [0, 1, 2, 3].map((i) => h("div", {class: "row", "data-row": i},
-      h("span", {class: "label"}, `row ${i + 1}`),
-      h("div", {class: "cards", "data-testid": "tv-row"})));
-    const slots = match.seats.map((name, s) => h("li", {"data-seat": s},
-      h("span", {class: "who"}, name), h("div", {class: "slot"}), h("span", {class: "took"}),
-      h("q", {class: "said", "data-testid": "tv-comment"})));
-    const root = h("div", {class: "table six-nimmt"},
-      h("h3", {class: "sr-only"}, "Rows"), h("div", {class: "rows"}, rows),
-      h("h3", {class: "played-title"}, "Played this trick"),
-      h("ol", {class: "played", "data-testid": "tv-played"}, slots));
-    function draw(state, event) {
-      if (event.type === "RoundStarted" || event.type === "TrickResolved") {
-        state.rows.forEach((row, i) => {
-          syncCards(rows[i].querySelector(".cards"), row, "six_nimmt");
-          rows[i].classList.toggle("chosen", Boolean(state.rowChoice &&
-            state.rowChoice.row === i && event.type === "TrickResolved"));
-        });
-      }
-      if (event.type === "RoundStarted") {
-        for (const slot of slots) {
-          syncCards(slot.querySelector(".slot"), [], "six_nimmt");
-          slot.querySelector(".took").textContent = "";
-        }
-      }
-      if (event.type === "CardsRevealed") {
-        slots.forEach((slot, s) => {
-          slot.classList.remove("placed");
-          syncCards(slot.querySelector(".slot"), [state.plays[s]], "six_nimmt");
-          slot.querySelector(".took").textContent = "";
-        });
-      }
-      if (event.type === "TrickResolved") {
-        slots.forEach((slot, s) => {
-          slot.classList.add("placed");
-          const taken = state.taken[s] || [];
-          const took = slot.querySelector(".took");
-          took.textContent = taken.length
-            ? `took ${taken.length} card${taken.length > 1 ? "s" : ""} · ` +
-              `${heads(taken)} bullhead${heads(taken) > 1 ? "s" : ""}` : "";
-          took.classList.toggle("bad", taken.length > 0);
-        });
-      }
-    }
-    return {root, draw, say: sayIn(slots)};
-  }
-
   /** ``say(bySeat, move)`` for a table's seat items: each seat's comment on the move just
    * shown (as text: it is the bot's own, untrusted). A seat without one keeps its last
    * comment, unless ``move.clear`` (a new trick or round) or it is ``move.seat`` (whose
@@ -258,66 +212,36 @@
     });
   }
 
-  /** The table of a No Thanks! match: the card on offer, the chips on it, each seat's cards
-   * (chip counts stay secret: they are in no public event). */
-  function noThanksTable(match) {
-    const offer = h("div", {class: "offer-card", "data-testid": "tv-offer"});
-    const pot = h("span", {class: "pot-count", "data-testid": "tv-pot"}, "0");
-    const chips = h("span", {class: "chips", "aria-hidden": "true"});
-    const deck = h("span", {"data-testid": "tv-deck"}, "—");
-    const seats = match.seats.map((name, s) => h("li", {"data-seat": s},
-      h("span", {class: "who"}, name), h("div", {class: "cards"}),
-      h("q", {class: "said", "data-testid": "tv-comment"})));
-    const root = h("div", {class: "table no-thanks"},
-      h("div", {class: "offer"},
-        h("div", {}, h("h3", {}, "On offer"), offer),
-        h("div", {class: "pot"}, h("h3", {}, "Chips on it"),
-          h("p", {class: "pot-line"}, pot, chips),
-          h("p", {class: "deck"}, "Cards left in the deck: ", deck))),
-      h("h3", {}, "Each seat's cards"),
-      h("ol", {class: "seat-cards", "data-testid": "tv-seat-cards"}, seats));
-    function draw(state) {
-      syncCards(offer, state.card ? [state.card] : [], "no_thanks");
-      const count = state.card ? state.pot : 0;
-      pot.textContent = String(count);
-      chips.textContent = "●".repeat(Math.min(count, 40));
-      deck.textContent = state.deckLeft === null ? "—" : String(state.deckLeft);
-      seats.forEach((li, s) => syncCards(li.querySelector(".cards"),
-        [...state.cards[s]].sort((a, b) => a - b), "no_thanks"));
-    }
-    return {root, draw, say: sayIn(seats)};
-  }
-
   // -- the bots' comments ------------------------------------------------------------------
 
   /** The comments of an ended match's replay, by the public event that shows each move:
    * for each kind of move event, one entry per such event in feed order, each the comments
    * by seat. A comment is never public before its match ends (docs/protocol.md), so only
    * an ended match's replay is asked for. */
-  async function commentsOf(matchId) {
+  async function commentsOf(match) {
     let replay;
     try {
-      replay = await api(`/api/matches/${encodeURIComponent(matchId)}/replay`);
+      replay = await api(`/api/matches/${encodeURIComponent(match.id)}/replay`);
     } catch (err) {
       return null;
     }
-    const found = {CardsRevealed: [], RowChosen: [], Turn: [], HiddenRevealed: []};
-    const trickAt = new Map();  // a PLAY_CARD decision point's step → its trick's entry
+    const view = viewOf(match.game);
+    const found = {};
+    const pointAt = new Map();  // a decision point's step → its move's entry (byStep kinds)
     for (const e of replay.events || []) {
       if (e.type !== "answer") continue;
-      let list = null, entry;
-      if (e.kind === "PLAY_CARD") {
-        if (!trickAt.has(e.step)) {
-          trickAt.set(e.step, {});
-          found.CardsRevealed.push(trickAt.get(e.step));
+      const move = view.commentKind(e);
+      if (move === null) continue;  // an answer that no public event shows
+      const list = found[move.kind] || (found[move.kind] = []);
+      let entry;
+      if (move.byStep) {
+        const key = `${move.kind} ${e.step}`;
+        if (!pointAt.has(key)) {
+          pointAt.set(key, {});
+          list.push(pointAt.get(key));
         }
-        entry = trickAt.get(e.step);
+        entry = pointAt.get(key);
       } else {
-        list = e.kind === "CHOOSE_ROW" ? found.RowChosen
-          : e.kind === "TAKE_OR_PASS" ? found.Turn
-          : e.kind === "REVEAL_HIDDEN_CARD" && e.action === "reveal" ? found.HiddenRevealed
-          : null;
-        if (list === null) continue;  // a draft pick, or a hidden card kept: no move shown
         entry = {};
         list.push(entry);
       }
@@ -326,59 +250,22 @@
     return found;
   }
 
-  /** The move a public event shows, or null: ``kind``, the list of ``commentsOf`` it takes
-   * the next entry of (null: none), ``clear``, whether every seat's older comment goes (a
-   * new trick or round), and ``seat``, the one seat whose move it is, if one. */
-  function moveOf(event, state) {
-    switch (event.type) {
-      case "CardsRevealed": return {kind: "CardsRevealed", clear: true};
-      case "TrickResolved":
-        return state.rowChoice ? {kind: "RowChosen", clear: false} : null;
-      case "Passed": case "Took": return {kind: "Turn", clear: false, seat: event.data.seat};
-      case "HiddenRevealed":
-        return {kind: "HiddenRevealed", clear: false, seat: event.data.seat};
-      case "RoundStarted": return {kind: null, clear: true};
-      default: return null;
-    }
-  }
-
-  /** Where the game stands, in words. */
-  function whereText(state, event, roundOpen) {
-    const round = `Round ${state.round + 1}`;
-    switch (event.type) {
-      case "RoundStarted": return `${round}: the deal`;
-      case "CardsRevealed": return `${round} · trick ${state.trick + 1}: the cards are revealed`;
-      case "TrickResolved": return `${round} · trick ${state.trick + 1}: the cards are placed`;
-      case "CardTurnedUp": return `${round}: ${state.card} is turned up`;
-      case "Passed": return `${round}: ${state.names[event.data.seat]} passes`;
-      case "Took": return `${round}: ${state.names[event.data.seat]} takes ${event.data.card}`;
-      case "HiddenRevealed":
-        return `${round}: ${state.names[event.data.seat]} reveals a hidden ${event.data.card}`;
-      case "RoundEnded": return `${round} is over`;
-      case "GameEnded": return "The game is over";
-      default: return roundOpen ? round : "";
-    }
-  }
-
-  /** The scoreboard: every seat's total (lower is better in both games). */
+  /** The scoreboard: every seat's total (lower is better), and what its game's view says
+   * of this round. */
   function drawScores(state, roundOpen, ended) {
-    const six = state.game === "six_nimmt";
-    const running = state.names.map((_, s) => six
-      ? state.totals[s] + (roundOpen ? state.penalties[s] : 0) : state.totals[s]);
+    const view = viewOf(state.game);
+    const scores = state.names.map((_, s) => view.tvScore(state, s, roundOpen));
+    const running = scores.map((score) => score.running);
     const best = Math.min(...running);
     const apart = running.some((value) => value !== best);  // a lead only once there is one
     tv.parts.scores.replaceChildren(...state.names.map((name, s) => {
-      const thisRound = six ? (roundOpen ? state.penalties[s] : 0)
-                            : (roundOpen ? noThanksScore(state.cards[s], 0) : 0);
       const rank = ended ? ended.ranks[s] : null;
       const lead = ended ? rank === 1 : running[s] === best && apart;
       return h("li", {"data-seat": s, "data-rank": rank, class: lead ? "lead" : null},
         h("span", {class: "who"}, name),
         h("span", {class: "total", "data-testid": "tv-total"},
           String(ended ? ended.totals[s] : running[s])),
-        h("span", {class: "sub"}, ended ? ordinal(rank)
-          : six ? `${thisRound} this round`
-                : `${thisRound} in cards this round (chips unseen)`));
+        h("span", {class: "sub"}, ended ? ordinal(rank) : scores[s].sub));
     }));
   }
 
@@ -443,7 +330,8 @@
   async function showMatch(match, label, cut) {
     const parts = tv.parts;
     const state = liveState(match);
-    const table = match.game === "six_nimmt" ? sixNimmtTable(match) : noThanksTable(match);
+    const view = viewOf(match.game);
+    const table = view.tvTable(match, {syncCards, sayIn});
     const queue = [];
     let ended = null, closed = false, wake = null;
     const source = new EventSource(`/api/matches/${encodeURIComponent(match.id)}/feed`);
@@ -474,29 +362,29 @@
     const skip = tv.skip;
     let shown = 0, roundOpen = false, last = null;
     // The comments, once the match is over (known now, or when its feed says so).
-    let said = match.totals ? (await commentsOf(match.id)) || {} : null;
-    const moves = {CardsRevealed: 0, RowChosen: 0, Turn: 0, HiddenRevealed: 0};
+    let said = match.totals ? (await commentsOf(match)) || {} : null;
+    const moves = {};  // how many moves of each kind were shown
     try {
       for (;;) {
         if (tv.skip !== skip || (cut && cut())) return {cut: true};
         if (tv.paused) { await sleep(100); continue; }  // paused: nothing new is shown
         if (queue.length) {
-          if (ended && said === null) said = (await commentsOf(match.id)) || {};
+          if (ended && said === null) said = (await commentsOf(match)) || {};
           const event = queue.shift();
           applyPublic(state, event);
           if (event.type === "RoundStarted") roundOpen = true;
           if (event.type === "RoundEnded" || event.type === "GameEnded") roundOpen = false;
           table.draw(state, event);
-          const move = moveOf(event, state);
+          const move = view.moveOf(event, state);
           if (move) {
             const bySeat = move.kind === null ? {}
-              : ((said || {})[move.kind] || [])[moves[move.kind]] || {};
-            if (move.kind !== null) moves[move.kind] += 1;
+              : ((said || {})[move.kind] || [])[moves[move.kind] || 0] || {};
+            if (move.kind !== null) moves[move.kind] = (moves[move.kind] || 0) + 1;
             table.say(bySeat, move);
           }
           shown += 1;
           last = event;
-          parts.where.textContent = whereText(state, event, roundOpen);
+          parts.where.textContent = view.whereText(state, event, roundOpen);
           drawScores(state, roundOpen, null);
           parts.root.dataset.steps = String(shown);
           signal("step", {match: match.id, step: shown, type: event.type});
@@ -749,5 +637,6 @@
 
   frame();
   document.addEventListener("keydown", keys);
-  run();
+  // Each game's table is drawn by its view: the views load first.
+  gamesReady.catch((err) => console.warn(`no list of games: ${err.message}`)).then(run);
 })();

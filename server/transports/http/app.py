@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.referee.registry import UnknownGameError, get_game
 from bullring.server.tournaments.live import DEFAULT_MAX_SCHEDULED
 from bullring.server.transports.http import (
     admin,
@@ -68,6 +70,19 @@ def build_app(ctx: ApiContext) -> FastAPI:
         script (nothing is loaded from another site)."""
         return FileResponse(WEB / "docs.html", headers={"Cache-Control": "no-cache"})
 
+    @app.get("/games/{game}/view.js", include_in_schema=False)
+    async def game_view(game: str) -> Response:
+        """The script the web page draws ``game`` with, read from the game's own package
+        (``GameSpec.web_view``); 404 for a game drawn by the page's generic view."""
+        spec = get_game(browse.game_id(game))
+        if spec.web_view is None:
+            raise UnknownGameError(f"{spec.id} has no view of its own: the page draws it "
+                                   f"with its generic view")
+        package, name = spec.web_view
+        script = files(package).joinpath(name).read_bytes()
+        return Response(script, media_type="text/javascript",
+                        headers={"Cache-Control": "no-cache"})
+
     app.mount("/static", StaticFiles(directory=WEB), name="static")
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
@@ -97,9 +112,8 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     _contract_schemas(schema)
     ctx: ApiContext = app.state.bullring
     components["CreateMatchIn"] = setup_schema.create_match_schema(components["CreateMatchIn"])
-    components["HumanMatchIn"] = setup_schema.human_match_schema(
-        components["HumanMatchIn"], ctx.caps,
-        {game: len(bots) for game, bots in human.OPPONENTS.items()})
+    components["HumanMatchIn"] = setup_schema.human_match_schema(components["HumanMatchIn"],
+                                                                 ctx.caps)
     components["ChallengeIn"] = setup_schema.challenge_schema(components["ChallengeIn"],
                                                               ctx.caps)
     most = DEFAULT_MAX_SCHEDULED if ctx.ladder is None else ctx.ladder.tournaments.max_scheduled

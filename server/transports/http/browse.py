@@ -67,7 +67,7 @@ matches its head-to-head table counts."""
 
 
 def game_id(game: str) -> str:
-    """The plain id of ``game`` (``six_nimmt`` or ``six_nimmt/1``), or a 404 error."""
+    """The plain id of ``game`` (an id, or with its version, ``ID/1``), or a 404 error."""
     try:
         return get_game(game).id
     except (UnknownGameError, ValueError) as exc:
@@ -78,14 +78,24 @@ def game_id(game: str) -> str:
 async def games() -> list[GameInfo]:
     """The games this server referees."""
     return [GameInfo(id=spec.id, title=spec.title, min_seats=spec.min_seats,
-                     max_seats=spec.max_seats) for spec in GAMES.values()]
+                     max_seats=spec.max_seats, opponents=list(spec.opponents),
+                     view=view_path(spec.id) if spec.web_view else None)
+            for spec in GAMES.values()]
+
+
+def view_path(game: str) -> str:
+    """Where the web page fetches ``game``'s own view script (``GameSpec.web_view``)."""
+    return f"/games/{game}/view.js"
 
 
 @router.get("/leaderboard", response_model=Leaderboard, responses=error_responses(404, 422))
-async def leaderboard(ctx: Context, game: Annotated[str, Query(
-        min_length=1, max_length=40, description="a game id")] = "six_nimmt") -> Leaderboard:
+async def leaderboard(ctx: Context, game: Annotated[str | None, Query(
+        min_length=1, max_length=40,
+        description="a game id; omitted: the first of GET /api/games")] = None) -> Leaderboard:
     """A game's ladder, best first by the conservative rating (ordinal)."""
-    plain = game_id(game)
+    if game is None and not GAMES:
+        raise UnknownGameError("no game is registered")
+    plain = game_id(game) if game is not None else next(iter(GAMES.values())).id
     entries = await asyncio.to_thread(ctx.store.leaderboard, plain)
     return Leaderboard(game=plain, entries=[LeaderboardRow.of(rank, entry)
                                             for rank, entry in enumerate(entries, 1)])

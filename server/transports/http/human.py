@@ -42,10 +42,6 @@ router = APIRouter(tags=["people"])
 WEB = Path(__file__).resolve().parents[2] / "web"
 """The web page's static files."""
 
-OPPONENTS = {"six_nimmt": ("greedy", "greedy", "random"),
-             "no_thanks": ("threshold", "random", "never_take")}
-"""The house bots a person plays against, by game, unless the request names others."""
-
 UNJOINED_S = 120.0
 """A match made by the button that nobody joins for this long is aborted (it no longer
 counts against the server's limit nor its address's)."""
@@ -53,11 +49,10 @@ counts against the server's limit nor its address's)."""
 
 class HumanMatchIn(JsonIn):
     """A match for one person against house bots."""
-    game: StrictStr = Field(max_length=40, description="six_nimmt or no_thanks")
+    game: StrictStr = Field(max_length=40, description="a game id (GET /api/games)")
     bots: list[StrictStr] = Field(default_factory=list, max_length=9, description=(
-        "the house bots, in seat order after the person (seat 0); omitted: three, "
-        "greedy, greedy, random for six_nimmt and threshold, random, never_take for "
-        "no_thanks"))
+        "the house bots, in seat order after the person (seat 0); omitted: the game's own "
+        "opponents for a person (GET /api/games, each game's opponents)"))
     deadline_ms: Annotated[int, Strict(), Field(ge=1000, le=60_000), AS_WHOLE] | None = Field(
         default=None, description=(
         f"time for each decision, in ms; omitted: {HUMAN_DEADLINE_MS}, or the server's cap "
@@ -129,10 +124,14 @@ async def create(ctx: Context, request: Request, body: HumanMatchIn) -> HumanMat
                                  f"(bullring serve --human-open-per-address {allowed}); try "
                                  f"again when one has ended", OPEN_RETRY_S)
         try:
-            game = get_game(body.game).id
+            spec = get_game(body.game)
         except RefereeError as exc:
             raise MatchSetupError(str(exc)) from exc
-        bots = body.bots or list(OPPONENTS.get(game, ()))
+        game = spec.id
+        bots = body.bots or list(spec.opponents)
+        if not bots:
+            raise MatchSetupError(f"{game} has no house bots to play a person by default: "
+                                  f"name them (bots)")
         deadline_ms = body.deadline_ms
         if deadline_ms is None:
             deadline_ms = min(HUMAN_DEADLINE_MS, ctx.caps.deadline_ms)

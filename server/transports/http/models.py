@@ -70,6 +70,12 @@ class GameInfo(BaseModel):
     title: str
     min_seats: int
     max_seats: int
+    opponents: list[str] = Field(description="the house bots a person plays against unless "
+                                             "the request names others (POST "
+                                             "/api/human-matches); empty: none by default")
+    view: str | None = Field(description="the script the web page draws this game with, "
+                                         "given by the game itself; null: the page's generic "
+                                         "view of any game")
 
 
 MU = "the skill's mean, μ: the middle of the skill interval μ ± 3σ"
@@ -358,8 +364,8 @@ class ChallengeIn(JsonIn):
     """A challenge to make: the game and the opponents, in seat order after the caller."""
 
     game: StrictStr = Field(min_length=1, max_length=64,
-                            description="a game whose ladder the server runs, such as "
-                                        "six_nimmt")
+                            description="a game whose ladder the server runs (GET "
+                                        "/api/games)")
     opponents: list[StrictStr] = Field(
         min_length=1, max_length=16,
         description="house:KIND (such as house:greedy) or a registered bot's name, each; "

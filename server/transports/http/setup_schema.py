@@ -7,7 +7,7 @@ accepts.
 
 Two refusals are left to the server's answer, as JSON Schema cannot say them: one seat named
 both a house bot's and a person's, and settings that rule each other out at one table size
-(No Thanks!'s ``hidden_card`` with ``tens_out`` at seven seats).
+(two variants of a game that cannot be played together at the largest table).
 """
 
 from __future__ import annotations
@@ -97,8 +97,8 @@ def _any_case(word: str) -> str:
 
 def _bool_words(setting: Setting, seats: int, spec: AnyGameSpec) -> tuple[str, ...]:
     """The words a true/false setting may take at a table of ``seats``: a setting a table
-    needs (No Thanks!'s ``two_seats`` at two) takes only true, one it cannot have only false
-    (the engine decides, with every other setting at its default)."""
+    needs (a variant the smallest table is played in) takes only true, one it cannot have
+    only false (the engine decides, with every other setting at its default)."""
     allowed: list[str] = []
     for words, value in ((TRUE_WORDS, True), (FALSE_WORDS, False)):
         if _starts(spec, seats, {setting.name: value}) or (
@@ -175,22 +175,26 @@ def create_match_schema(base: dict[str, Any]) -> dict[str, Any]:
     return _branched(base, branches)
 
 
-def human_match_schema(base: dict[str, Any], caps: MatchCaps,
-                       defaults: dict[str, int]) -> dict[str, Any]:
+def human_match_schema(base: dict[str, Any], caps: MatchCaps) -> dict[str, Any]:
     """HumanMatchIn's schema (``base``) with one branch per game and table size within
     ``caps``: the house bots beside the person, and the settings that table takes within
     ``caps`` (the deadline is ``deadline_ms``, not a setting here); without bots, the
-    game's default opponents, ``defaults[game]`` of them."""
+    game's own opponents for a person (``GameSpec.opponents``), for a game that has them. A
+    game no house bot plays has no branch: a person cannot play it here."""
     branches = []
     left_out = ("deadline_ms",)
     for spec in GAMES.values():
+        if not house_bots(spec):
+            continue
         game = {"type": "string", "enum": _names(spec)}
         kinds = {"type": "string", "enum": house_bots(spec)}
-        table = 1 + defaults[spec.id]
-        branches.append({"type": "object", "title": f"{spec.id} against its house bots",
-                         "properties": {"game": game, "bots": {"type": "array", "maxItems": 0},
-                                        "settings": settings_schema(spec, table, caps,
-                                                                    left_out)}})
+        if spec.opponents:
+            table = 1 + len(spec.opponents)
+            branches.append({"type": "object", "title": f"{spec.id} against its house bots",
+                             "properties": {"game": game,
+                                            "bots": {"type": "array", "maxItems": 0},
+                                            "settings": settings_schema(spec, table, caps,
+                                                                        left_out)}})
         for seats in _tables(spec, caps.seats):
             branches.append({
                 "type": "object", "title": f"{spec.id} at {seats}",

@@ -37,7 +37,7 @@ class TournamentIn(JsonIn):
     model_config = ConfigDict(extra="ignore")
 
     game: StrictStr = Field(min_length=1, max_length=64,
-                            description="a game id, such as six_nimmt")
+                            description="a game id (GET /api/games)")
     format: Literal["round-robin", "duplicate"] = Field(description="round-robin or duplicate")
     bots: list[Annotated[StrictStr, Field(pattern=BOT_NAME)]] = Field(
         min_length=2, max_length=16, json_schema_extra={"uniqueItems": True},

@@ -1,21 +1,17 @@
-"""A tiny game for the engine conformance tests: registered by this module as a pytest
-plugin (``pytest -p tests.toy_game``), it shows that a game added to the registry is checked
-by tests/unit/test_conformance.py without touching that file.
+"""The rules of the toy game (game id ``toy_high_card``).
 
 *High card, lowest wins*: each round every seat is dealt three cards it alone sees, then
 all seats play one at once; each seat scores the card it played; after ``rounds`` rounds the
 lowest total wins. Simultaneous decisions, hidden hands, a seeded deal: the shape of 6 nimmt!
-in forty lines.
+in a page. Its messages on the wire are ``ToyHighCard...`` in proto/bullring/v2/referee.proto.
 """
 
 from __future__ import annotations
 
 import copy
-import random
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from bullring.referee import registry
 from bullring.referee.core import (
     Action,
     Decision,
@@ -30,6 +26,9 @@ from bullring.referee.seeding import seeded_sample
 from bullring.referee.settings import COMMON_SETTINGS, Setting, check_seats, parse_settings
 
 GAME_ID = "toy_high_card"
+MIN_SEATS, MAX_SEATS = 2, 4
+HAND = 3
+"""Cards dealt to each seat a round."""
 SETTINGS = (Setting("rounds", 2, "rounds to play", minimum=1, maximum=5), *COMMON_SETTINGS)
 
 
@@ -40,46 +39,74 @@ class Revealed(NamedTuple):
     plays: tuple[int, ...]
 
 
-class Ended(NamedTuple):
+class GameEnded(NamedTuple):
     """The game is over: totals and ranks by seat."""
 
     totals: tuple[int, ...]
     ranks: tuple[int, ...]
 
 
+Event = Revealed | GameEnded
+"""Every public event of the toy game."""
+
+
+class Observation(NamedTuple):
+    """What one seat may know: its own hand and every public fact."""
+
+    seat: Seat
+    round: int
+    hand: tuple[int, ...]
+    totals: tuple[int, ...]
+    plays: tuple[tuple[int, ...], ...]
+    """The plays (by seat) of each finished round."""
+    decision: Decision | None
+
+
+class View(NamedTuple):
+    """What a spectator may know: the round, the public plays, the totals, who must act."""
+
+    round: int
+    totals: tuple[int, ...]
+    plays: tuple[tuple[int, ...], ...]
+    pending: tuple[Seat, ...]
+
+
 class ToyState:
-    """A game of high card in progress (the decision-point interface of referee/registry)."""
+    """A game of high card in progress (the decision-point interface of
+    bullring.referee.registry)."""
 
     game = GAME_ID
 
     def __init__(self, seats: int, settings: Mapping[str, Any] | None = None, seed: int = 0):
-        check_seats(GAME_ID, seats, 2, 4)
+        check_seats(GAME_ID, seats, MIN_SEATS, MAX_SEATS)
         self.settings = parse_settings(SETTINGS, settings)
         self.seats, self.seed, self.step, self.over = seats, seed, 0, False
         self.totals: tuple[int, ...] = (0,) * seats
         self.rounds: list[dict[str, Any]] = []
         self.hands: list[tuple[int, ...]] = []
         self.pending: dict[Seat, Decision] = {}
-        self.opening: list[Any] = []
+        self.opening: list[Event] = []
         self._deal()
 
     def _deal(self) -> None:
-        cards = seeded_sample(range(1, 3 * self.seats + 3), 3 * self.seats, self.seed,
+        cards = seeded_sample(range(1, HAND * self.seats + 3), HAND * self.seats, self.seed,
                               "deal", len(self.rounds))
-        self.hands = [tuple(sorted(cards[3 * s:3 * s + 3])) for s in range(self.seats)]
+        self.hands = [tuple(sorted(cards[HAND * s:HAND * s + HAND])) for s in range(self.seats)]
         self.rounds.append({"hands": [list(h) for h in self.hands], "plays": None})
         self.pending = {s: Decision(s, DecisionKind.PLAY_CARD, h)
                         for s, h in enumerate(self.hands)}
 
-    def observation(self, seat: Seat) -> tuple[Any, ...]:
-        """The seat's own hand, the round and the public plays and totals."""
-        return (seat, len(self.rounds), self.hands[seat], self.totals,
-                [r["plays"] for r in self.rounds[:-1]], self.pending.get(seat))
+    def _plays(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(tuple(r["plays"]) for r in self.rounds if r["plays"] is not None)
 
-    def view(self) -> tuple[Any, ...]:
+    def observation(self, seat: Seat) -> Observation:
+        """The seat's own hand, the round and the public plays and totals."""
+        return Observation(seat, len(self.rounds) - 1, self.hands[seat], self.totals,
+                           self._plays(), self.pending.get(seat))
+
+    def view(self) -> View:
         """What a spectator sees: the round, the public plays, the totals, who must act."""
-        return (len(self.rounds), self.totals, [r["plays"] for r in self.rounds[:-1]],
-                sorted(self.pending))
+        return View(len(self.rounds) - 1, self.totals, self._plays(), tuple(sorted(self.pending)))
 
     def validate(self, seat: Seat, action: Action) -> None:
         """Raise unless ``action`` is a card of ``seat``'s hand and the seat must play."""
@@ -94,7 +121,7 @@ class ToyState:
         """A silent seat plays its lowest card."""
         return self.hands[seat][0]
 
-    def apply(self, answers: Mapping[Seat, Action]) -> list[Any]:
+    def apply(self, answers: Mapping[Seat, Action]) -> list[Event]:
         """Play every seat's card at once; score them; deal the next round or end."""
         for seat, action in answers.items():
             self.validate(seat, action)
@@ -105,10 +132,10 @@ class ToyState:
         self.step += 1
         self.rounds[-1]["plays"] = list(plays)
         self.totals = tuple(t + p for t, p in zip(self.totals, plays, strict=True))
-        events: list[Any] = [Revealed(len(self.rounds) - 1, plays)]
+        events: list[Event] = [Revealed(len(self.rounds) - 1, plays)]
         if len(self.rounds) == self.settings["rounds"]:
             self.over, self.pending = True, {}
-            events.append(Ended(*self.result()))
+            events.append(GameEnded(*self.result()))
         else:
             self._deal()
         return events
@@ -126,36 +153,7 @@ class ToyState:
         return copy.deepcopy(self.rounds)
 
 
-def hide_from(state: ToyState, seat: Seat, rng: random.Random) -> ToyState:
-    """A sibling differing only in what ``seat`` cannot see: the other seats' hands."""
-    sibling = copy.deepcopy(state)
-    unseen = sorted(set(range(1, 3 * state.seats + 3)) - set(state.hands[seat]))
-    rng.shuffle(unseen)
-    for other in range(state.seats):
-        if other != seat and other in state.pending:
-            sibling.hands[other] = tuple(sorted(unseen[:3]))
-            unseen = unseen[3:]
-            sibling.pending[other] = Decision(other, DecisionKind.PLAY_CARD,
-                                              sibling.hands[other])
-    return sibling
-
-
-def check(state: ToyState, events: list[Any]) -> None:
-    """Every round deals distinct cards; totals add the rounds' plays."""
-    for record in state.rounds:
-        dealt = [c for hand in record["hands"] for c in hand]
-        assert len(dealt) == len(set(dealt)) == 3 * state.seats
-    if state.round_scores():
-        assert state.totals == tuple(map(sum, zip(*state.round_scores(), strict=True)))
-
-
-SPEC = registry.GameSpec(GAME_ID, 1, "High card", 2, 4, SETTINGS, ToyState)
-"""The toy game's registry entry."""
-
-
-def pytest_configure() -> None:
-    """As a pytest plugin: register the toy game and its conformance hooks."""
-    registry.GAMES[SPEC.versioned_id] = SPEC  # before the suite's parameters are read
-    from tests.unit import test_conformance
-
-    test_conformance.HOOKS[GAME_ID] = test_conformance.Hooks(hide_from, check)
+def new_state(seats: int, settings: Mapping[str, Any] | None = None,
+              seed: int = 0) -> ToyState:
+    """Start a game of high card; raises SettingsError for settings it does not allow."""
+    return ToyState(seats, settings, seed)
