@@ -237,12 +237,17 @@ def _behind_an_open_insert(url: str, insert: str, call: Callable[[], Any]) -> An
             with other.connect() as watcher:  # wait until ``call`` waits on the key
                 waiting = text("SELECT count(*) FROM pg_stat_activity WHERE datname = :db "
                                "AND wait_event_type = 'Lock' AND query LIKE 'INSERT%'")
-                while not watcher.execute(waiting, {"db": database}).scalar():
+                while thread.is_alive() and \
+                        not watcher.execute(waiting, {"db": database}).scalar():
+                    # A transaction sees one snapshot of pg_stat_activity: end it to look anew.
                     watcher.execute(text("SELECT pg_sleep(0.01)"))
+                    watcher.rollback()
+            blocked = thread.is_alive()
             connection.commit()
         thread.join(30)
     finally:
         other.dispose()
+    assert blocked, "the call did not wait on the other connection's insert"
     [result] = outcome
     if isinstance(result, BaseException):
         raise result
