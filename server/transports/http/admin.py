@@ -11,11 +11,16 @@ from typing import Annotated, TypeVar
 from fastapi import APIRouter, Depends, Path
 
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
-from bullring.server.errors import InvalidRequestError, MatchElsewhereError, MatchOverError
+from bullring.server.errors import (
+    InvalidRequestError,
+    MatchElsewhereError,
+    MatchOverError,
+    MatchSetupError,
+)
 from bullring.server.match.setup import create_match
 from bullring.server.transports.http.browse import MatchId, match_info
 from bullring.server.transports.http.context import Context, require_admin
-from bullring.server.transports.http.errors import error_responses
+from bullring.server.transports.http.errors import beyond_schema, error_responses
 from bullring.server.transports.http.models import (
     AbortedOut,
     BotEnabledOut,
@@ -32,7 +37,9 @@ router = APIRouter(prefix="/api/admin", tags=["admin"], dependencies=[Depends(re
 
 
 @router.post("/matches", response_model=CreatedMatchOut, status_code=201,
-             responses=error_responses(400, 422))
+             responses=error_responses(422, refusals=(MatchSetupError,)),
+             openapi_extra=beyond_schema(MatchSetupError, "a seat named both in `humans` and "
+                                                          "in `house`"))
 async def create(ctx: Context, body: CreateMatchIn) -> CreatedMatchOut:
     """Register a match; its seat tokens (and a person's seat's play page) are in this
     response and nowhere else."""

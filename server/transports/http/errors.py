@@ -171,6 +171,19 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(Exception, _unexpected)
 
 
+BEYOND_SCHEMA = "x-refusals-beyond-schema"
+"""The OpenAPI operation field listing the refusals a request its schema allows may still
+get: rules between fields that JSON Schema cannot say in a form a generator can draw from."""
+
+
+def beyond_schema(refusal: type[Exception], rule: str) -> dict[str, Any]:
+    """An operation's ``openapi_extra`` saying that a request its schema allows is still
+    refused with ``refusal`` (its status and code, from the error table) when ``rule``
+    holds."""
+    row = ERRORS[refusal]
+    return {BEYOND_SCHEMA: [{"status": row.http, "code": row.code, "rule": rule}]}
+
+
 def error_responses(*statuses: int, codes: dict[int, str] | None = None,
                     refusals: tuple[type[Exception], ...] = ()
                     ) -> dict[int | str, dict[str, Any]]:

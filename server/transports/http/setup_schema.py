@@ -5,9 +5,13 @@ settings (by name, each value as the text the server takes), house bots and peop
 server takes, and a client (or a fuzzer) can tell a request the server refuses from one it
 accepts.
 
-Two refusals are left to the server's answer, as JSON Schema cannot say them: one seat named
-both a house bot's and a person's, and settings that rule each other out at one table size
-(two variants of a game that cannot be played together at the largest table).
+True/false settings that rule each other out at one table size (two variants of a game that
+cannot be played together at its largest table) are ruled out by a ``not`` of the pair.
+Two rules between fields are left to the server's answer, as JSON Schema cannot say them in
+a form a generator draws from (a ``not`` per seat makes 2^seats alternatives; a
+tournament's limit a branch per table size, number of bots and format, some 160): one seat
+named both a house bot's and a person's, and a tournament's schedule over the server's
+limit. Their operations declare them (``errors.beyond_schema``).
 """
 
 from __future__ import annotations
@@ -96,13 +100,14 @@ def _any_case(word: str) -> str:
 
 
 def _bool_words(setting: Setting, seats: int, spec: AnyGameSpec) -> tuple[str, ...]:
-    """The words a true/false setting may take at a table of ``seats``: a setting a table
-    needs (a variant the smallest table is played in) takes only true, one it cannot have
-    only false (the engine decides, with every other setting at its default)."""
+    """The words a true/false setting may take at a table of ``seats``, beside the settings
+    that table needs (a variant the smallest table is played in, which takes only true
+    there): a setting the table cannot have takes only false (the engine decides, with every other
+    setting at its default)."""
+    base = dict.fromkeys(_needed(spec, seats), True)
     allowed: list[str] = []
     for words, value in ((TRUE_WORDS, True), (FALSE_WORDS, False)):
-        if _starts(spec, seats, {setting.name: value}) or (
-                value != setting.default and not _starts(spec, seats, {})):
+        if _starts(spec, seats, {**base, setting.name: value}):
             allowed += words
     return tuple(allowed)
 
@@ -133,13 +138,41 @@ def _tables(spec: AnyGameSpec, high: int) -> list[int]:
 def settings_schema(spec: AnyGameSpec, seats: int, caps: MatchCaps | None = None,
                     left_out: tuple[str, ...] = ()) -> dict[str, Any]:
     """The ``settings`` of a match of ``spec`` at ``seats``: a string map of its settings
-    by name (those of ``left_out`` aside)."""
-    return {"type": "object", "additionalProperties": False,
-            "required": _needed(spec, seats),
-            "description": f"{spec.id}'s settings by name, each as text; an omitted one "
-                           f"takes its default",
-            "properties": {s.name: _value(s, caps, seats, spec) for s in spec.settings
-                           if s.name not in left_out}}
+    by name (those of ``left_out`` aside), without the true/false values that rule each
+    other out at that table (``_conflicts``: ``not`` each pair)."""
+    schema: dict[str, Any] = {
+        "type": "object", "additionalProperties": False, "required": _needed(spec, seats),
+        "description": f"{spec.id}'s settings by name, each as text; an omitted one takes "
+                       f"its default",
+        "properties": {s.name: _value(s, caps, seats, spec) for s in spec.settings
+                       if s.name not in left_out}}
+    ruled_out = [{"not": {"required": list(pair), "properties": {
+        name: {"pattern": _word_pattern(TRUE_WORDS if value else FALSE_WORDS)}
+        for name, value in pair.items()}}} for pair in _conflicts(spec, seats)]
+    return {**schema, "allOf": ruled_out} if ruled_out else schema
+
+
+def _word_pattern(words: tuple[str, ...]) -> str:
+    """A regular expression matching one of ``words`` in any case."""
+    return f"^({'|'.join(_any_case(w) for w in words)})$"
+
+
+def _conflicts(spec: AnyGameSpec, seats: int) -> list[dict[str, bool]]:
+    """The values of two true/false settings that each start a match of ``seats`` (beside
+    the settings that table needs) but not together."""
+    base = dict.fromkeys(_needed(spec, seats), True)
+    flags = [s.name for s in spec.settings if isinstance(s.default, bool)]
+    found = []
+    for i, first in enumerate(flags):
+        for second in flags[i + 1:]:
+            for one in (True, False):
+                for other in (True, False):
+                    pair = {first: one, second: other}
+                    if (_starts(spec, seats, {**base, first: one})
+                            and _starts(spec, seats, {**base, second: other})
+                            and not _starts(spec, seats, {**base, **pair})):
+                        found.append(pair)
+    return found
 
 
 def _names(spec: AnyGameSpec) -> list[str]:

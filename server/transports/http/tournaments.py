@@ -23,7 +23,7 @@ from bullring.server.tournaments.live import (
 )
 from bullring.server.tournaments.views import MAX_SCHEDULE_PAGE, SCHEDULE_PAGE, tournament_json
 from bullring.server.transports.http.context import Context, require_admin
-from bullring.server.transports.http.errors import error_responses
+from bullring.server.transports.http.errors import beyond_schema, error_responses
 from bullring.server.transports.http.models import AS_WHOLE, BOT_NAME, JsonIn, Whole
 
 router = APIRouter(tags=["tournaments"])
@@ -168,7 +168,12 @@ async def standings_after(ctx: Context, tournament_id: TournamentId, after: Anno
 @router.post("/api/admin/tournaments", response_model=TournamentPage, status_code=201,
              dependencies=[Depends(require_admin)],
              responses=error_responses(400, 401, 403, 404, 409, 422,
-                                       refusals=(TournamentTooLargeError,)))
+                                       refusals=(TournamentTooLargeError,)),
+             openapi_extra=beyond_schema(
+                 TournamentTooLargeError, "its schedule, every table of `seats` of the `bots` "
+                 "(their combinations) times `games` (duplicate: rounded up to whole deals of "
+                 "`seats` rotations), holds more games than the server schedules "
+                 "(`bullring serve --max-tournament-games`, 2,000 by default)"))
 async def create(ctx: Context, body: TournamentIn) -> TournamentPage:
     """Start a live tournament (admin): its games are seated, unrated, between the bots'
     ladder matches as soon as the bots wait on the game's ladder."""
