@@ -39,8 +39,10 @@ OPERATIONS = Path(__file__).resolve().parents[2] / "docs/operations.md"
 Key = tuple[str, tuple[tuple[str, str], ...]]
 """A sample: its name and its labels, sorted."""
 
-LABELS = {"game", "kind", "verdict", "termination", "cause", "why", "transport", "call", "le"}
-"""Every label a Bullring metric may have: each a bounded set."""
+LABELS = {"game", "kind", "verdict", "termination", "cause", "why", "transport", "call", "le",
+          "instance", "worker"}
+"""Every label a Bullring metric may have: each a bounded set (``instance`` and ``worker``
+name the process, one value each)."""
 
 
 def scrape(base: str, headers: dict[str, str] | None = None) -> tuple[dict[Key, float], str]:

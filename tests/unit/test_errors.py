@@ -47,9 +47,11 @@ BARE_BASES: frozenset[type[BaseException]] = frozenset(
 
 SIGNALS = frozenset({"bullring.server.store.turns.TurnElsewhereError",
                      "bullring.server.transports.http.serving._BodyTooLarge",
-                     "bullring.sdk.worker_pool.RemoteTraceback"})
+                     "bullring.sdk.worker_pool.RemoteTraceback",
+                     "bullring.sdk.seat.MovedOn"})
 """Exception classes that are no error of Bullring's: signals caught beside where they are
-raised (another server's turn, a body over its limit), and a worker's traceback text carried
+raised (another server's turn, a body over its limit, a decision the server moved past while
+the bot decided it), and a worker's traceback text carried
 as the cause of the error it explains."""
 
 
