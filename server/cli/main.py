@@ -134,7 +134,7 @@ def _add_serve(commands: cli.Commands) -> None:
                        help="the gRPC port (default: 50051; 0 picks a free port)")
     serve.add_argument("--workers", type=cli.positive(), default=1, metavar="N",
                        help="processes serving the ports as one server, one a core (default: "
-                            "1; more need a PostgreSQL database and --broker: "
+                            "1; more need a PostgreSQL database: "
                             "docs/operations.md)")
     serve.add_argument("--worker", type=cli.non_negative(), default=None,
                        help=argparse.SUPPRESS)  # a worker's index, given by the supervisor
