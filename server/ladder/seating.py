@@ -275,11 +275,14 @@ class Ladder(LadderSessions):
         tables = plan_tables(len(waiting), size)
         if not tables:
             self._left_since.pop(game, None)
+        # Who is seated is settled (least recently seated first); they are dealt to the
+        # tables at random, so bots that sat at one table are not kept together.
+        dealt = waiting[:sum(tables)]
+        self._random.shuffle(dealt)
         for count in tables:
             if self._stopping:
                 return
-            table, waiting = waiting[:count], waiting[count:]
-            self._random.shuffle(table)
+            table, dealt = dealt[:count], dealt[count:]
             if not await self._seat(game, table):
                 return  # the next table is another server's turn too: it looks itself
 
