@@ -112,11 +112,12 @@ def _rival(session: Session, game: str, instance: str, bots: list[str]) -> str |
 
 
 class Seatable(NamedTuple):
-    """A free bot this server may seat at a table: where it is connected (None: here) and
-    when it was last seated."""
+    """A bot this server may seat at a table once it is free: where it is connected (None:
+    here), when it was last seated, and whether it is free now (enabled, seated nowhere)."""
 
     instance: str | None
     last_seated_at: datetime | None
+    free: bool = True
 
 
 class LadderTurns:
@@ -162,37 +163,38 @@ class LadderTurns:
 
     def seatable(self, game: str, here: Sequence[str], instances: Sequence[str]
                  ) -> dict[str, Seatable]:
-        """The bots this server may seat at ``game``'s next tables, by name: those of
-        ``here`` (bots it can seat itself) that are free, and the free bots (not house
-        bots) that relaying servers among ``instances`` have present, each with one of
-        those servers (the same one every time). Free: enabled and seated nowhere."""
+        """The bots this server may seat at ``game``'s tables, by name: those of ``here``
+        (bots it can seat itself) that are free, and the bots (not house bots, enabled)
+        that relaying servers among ``instances`` have present, free or playing now, each
+        with one of those servers (the same one every time)."""
         return self.store.retry.call("ladder seatable", self._seatable, game, list(here),
                                      list(instances))
 
     def _seatable(self, game: str, here: list[str], instances: list[str]
                   ) -> dict[str, Seatable]:
-        free = and_(col(BotRow.current_match).is_(None), col(BotRow.enabled).is_(True))
         found: dict[str, Seatable] = {}
         with self._session() as session:
             if here:
                 for name, seated_at in session.execute(
                         select(col(BotRow.name), col(BotRow.last_seated_at))
-                        .where(col(BotRow.name).in_(here), free)).all():
+                        .where(col(BotRow.name).in_(here), col(BotRow.current_match).is_(None),
+                               col(BotRow.enabled).is_(True))).all():
                     found[name] = Seatable(None, seated_at)
             if instances and self.shared:
                 rows = session.execute(
                     select(col(LadderPresenceRow.bot), func.min(LadderPresenceRow.instance),
-                           col(BotRow.last_seated_at))
+                           col(BotRow.last_seated_at), col(BotRow.current_match))
                     .join(BotRow, col(BotRow.name) == col(LadderPresenceRow.bot))
                     .join(LadderTurnRow, and_(
                         col(LadderTurnRow.instance) == col(LadderPresenceRow.instance),
                         col(LadderTurnRow.game) == game, col(LadderTurnRow.relays).is_(True)))
                     .where(col(LadderPresenceRow.game) == game,
                            col(LadderPresenceRow.instance).in_(instances),
-                           col(BotRow.house).is_(None), free)
-                    .group_by(col(LadderPresenceRow.bot), col(BotRow.last_seated_at))).all()
-                for name, instance, seated_at in rows:
-                    found.setdefault(name, Seatable(instance, seated_at))
+                           col(BotRow.house).is_(None), col(BotRow.enabled).is_(True))
+                    .group_by(col(LadderPresenceRow.bot), col(BotRow.last_seated_at),
+                              col(BotRow.current_match))).all()
+                for name, instance, seated_at, playing in rows:
+                    found.setdefault(name, Seatable(instance, seated_at, playing is None))
         return found
 
     def publish(self, game: str, bots: Iterable[str]) -> None:

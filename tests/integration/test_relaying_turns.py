@@ -65,9 +65,9 @@ def test_a_relaying_server_takes_its_turn_at_tables_of_bots_connected_elsewhere(
 
 def test_a_relaying_servers_queue_holds_the_free_bots_other_relaying_servers_have(
         store: Store) -> None:
-    """What server a may seat: its own free bots, and the free bots (not house bots) of the
-    relaying servers it names, each with one server; not those of a server that relays
-    nothing or that it does not name, nor a seated bot."""
+    """What server a may seat: its own free bots, and the bots (not house bots) of the
+    relaying servers it names, each with one server and whether it is free; not those of a
+    server that relays nothing or that it does not name, nor a seated bot of its own."""
     a = server(store, "a", ["ann"], relays=True)
     server(store, "b", ["bob", "house-greedy"], relays=True)
     server(store, "c", ["cy"], relays=False)
@@ -76,4 +76,6 @@ def test_a_relaying_servers_queue_holds_the_free_bots_other_relaying_servers_hav
     assert found == {"ann": Seatable(None, None), "bob": Seatable("b", None)}
     assert store.seat_ladder_match(GAME, {"rounds": 1}, 7, ["ann", "bob"], "a") is not None
     seated = a.seatable(GAME, ["ann"], ["b", "c", "d"])
-    assert set(seated) == {"dee"} and seated["dee"].instance == "d"
+    assert set(seated) == {"bob", "dee"} and seated["dee"] == Seatable("d", None)
+    assert seated["bob"].instance == "b" and seated["bob"].last_seated_at is not None
+    assert not seated["bob"].free  # playing: the queue waits for it
