@@ -420,12 +420,20 @@ class Relay:
         finally:
             if out.outbox is outbox:
                 out.outbox = None
+                held = out.runner.seats[out.seat].outbox
+                key = (out.runner.config.match_id, out.seat)
+                if held is not None and held is not outbox and self._outgoing.get(key) is out:
+                    # A connection of the bot to this server took the seat (REPLACED was
+                    # relayed): the seat is relayed no more, its match needs that link no more.
+                    del self._outgoing[key]
 
     async def _vet(self, match_id: str) -> bool:
         """Whether the link to every server a seat of ``match_id`` is relayed to held to
         the match's end: each answers a ping within ``SILENCE_S``. Else its end is recorded
         as aborted: a seat may have played on defaults for want of the link."""
         servers = {out.server for key, out in self._outgoing.items() if key[0] == match_id}
+        if not servers:
+            return True  # its relayed seats were all taken by connections to this server
         if not self.up:
             log.warning("match %s ended while the link to the broker was down: it is "
                         "recorded as aborted", match_id)
