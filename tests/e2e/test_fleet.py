@@ -23,10 +23,10 @@ import pytest
 
 from bullring.referee.replay import verify
 from bullring.server.store import Store
+from tests.brokers import BROKER, require_broker
 from tests.databases import fresh_postgres
 from tests.ladder_helpers import ACTIVITY, LadderBot, LadderServer, Lines, wait_until
 
-BROKER = "nats://127.0.0.1:4222"
 FLEET = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
          "--ladder-setting", "six_nimmt:deadline_ms=1000", "--broker", BROKER]
 """Short 6 nimmt! ladder matches (one round of ten tricks) on servers linked by the broker."""
@@ -39,13 +39,7 @@ MATCHES = 1000
 @pytest.fixture(autouse=True)
 def broker() -> None:
     """The NATS server on 127.0.0.1:4222 (skipped when unreachable, failed with CI=true)."""
-    try:
-        socket.create_connection(("127.0.0.1", 4222), timeout=3).close()
-    except OSError as exc:
-        message = f"the NATS broker at 127.0.0.1:4222 is unreachable: {exc}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{message} (CI=true: the broker is required)")
-        pytest.skip(message)
+    require_broker()
 
 
 @dataclass
