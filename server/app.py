@@ -28,7 +28,8 @@ from bullring import commandline as cli
 from bullring.contract import wire
 from bullring.sdk.house import HOUSE_BOTS
 from bullring.server.challenges.offers import Challenges
-from bullring.server.errors import DatabaseUnavailableError
+from bullring.server.errors import BrokerError, DatabaseUnavailableError
+from bullring.server.fleet.relay import Relay
 from bullring.server.ladder.seating import Ladder, LadderOptions
 from bullring.server.logs import formatter
 from bullring.server.match.archive import DEFAULT_CACHE_BYTES
@@ -88,6 +89,10 @@ class ServerOptions:
     worker: int | None = None
     """This process's index among the workers of ``bullring serve --workers N`` (None: the
     only process): it shares its ports with the other workers (``SO_REUSEPORT``)."""
+    broker: str | None = None
+    """The NATS broker through which the servers sharing a PostgreSQL database relay the
+    seats of their bots to each other's matches (``nats://HOST:PORT``); None: this server
+    seats its own bots only."""
 
 
 SERVICES = (wire.BOT_SERVICE, wire.SPECTATOR_SERVICE, wire.ADMIN_SERVICE, wire.LADDER_SERVICE,
@@ -107,7 +112,10 @@ class RefereeServer:
         self.guard = InstanceGuard(self.store.engine)
         self.hub = MatchHub(self.store, options.start_timeout_s, self.guard.id,
                             cache_bytes=options.replay_cache_bytes)
-        self.ladder = Ladder(self.store, self.hub, options.ladder, self.guard)
+        self.relay = None if options.broker is None else \
+            Relay(options.broker, self.guard.id, self.hub)
+        """The link to the fleet's broker, with ``--broker``."""
+        self.ladder = Ladder(self.store, self.hub, options.ladder, self.guard, self.relay)
         self.metrics.watch(self.hub, self.ladder)
         self.metrics.identify(self.guard.id, options.worker)
         self.aborted_at_start: list[str] = []
@@ -148,8 +156,10 @@ class RefereeServer:
                                    shared=options.worker is not None)
 
     async def start(self) -> int:
-        """Abort matches left by dead servers, bind and start serving, start the ladder;
-        return the port (useful with port 0)."""
+        """Link to the broker (with one), abort matches left by dead servers, bind and
+        start serving, start the ladder; return the port (useful with port 0)."""
+        if self.relay is not None:
+            await self.relay.start()
         self.aborted_at_start = await asyncio.to_thread(
             self.store.abort_orphans, self.guard.id, self.guard.is_alive)
         if self.aborted_at_start:
@@ -185,6 +195,8 @@ class RefereeServer:
             self._trimmer.cancel()
         await self.ladder.stop()
         await self.hub.shutdown()
+        if self.relay is not None:
+            await self.relay.stop()
         if self.http is not None:
             await self.http.stop()
         # A table seated while the matchmaker was being stopped never got a runner.
@@ -202,6 +214,8 @@ async def serve(options: ServerOptions) -> None:
     server = RefereeServer(options)
     try:
         port = await server.start()
+    except BrokerError as exc:
+        raise cli.UnreachableError(str(exc)) from None
     except OSError as exc:
         raise cli.UsageError(str(exc)) from None
     admin = await asyncio.to_thread(server.store.ensure_admin_token)
@@ -439,6 +453,9 @@ def main(options: ServerOptions) -> int:
     noise = ClientNoise()
     for name in ("grpc._cython.cygrpc", "asyncio"):
         logging.getLogger(name).addFilter(noise)
+    if options.broker is not None and options.db.startswith("sqlite"):
+        raise cli.UsageError("--broker: a broker links the servers of one PostgreSQL "
+                             "database; a SQLite database serves one server")
     if options.worker is None:  # a worker's ports are shared with its siblings on purpose
         check_ports(options.host, [("--port", options.port),
                                    ("--http-port", options.http_port)])

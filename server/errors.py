@@ -78,6 +78,17 @@ class DatabaseBusyError(BullringError, RuntimeError):
     exit_code = ExitCode.DATABASE
 
 
+class BrokerError(BullringError, ConnectionError):
+    """The fleet's broker could not be reached (``bullring serve --broker``)."""
+
+    exit_code = ExitCode.UNREACHABLE
+
+
+class RelayFrameError(BullringError, ValueError):
+    """A message on a server's relay subject that is not a frame of this fleet's servers
+    (``bullring.server.fleet.frames``)."""
+
+
 class NotAuthenticatedError(ServiceError):
     """No bearer token, or one the server does not know."""
 
@@ -409,6 +420,11 @@ ERRORS: dict[type[Exception], Status] = {
     DatabaseBusyError: Status(grpc.StatusCode.UNAVAILABLE, 503, "database_busy",
                               "another server already serves this SQLite database",
                               wire=False),
+    BrokerError: Status(grpc.StatusCode.UNAVAILABLE, 503, "broker_unreachable",
+                        "the fleet's broker could not be reached", wire=False),
+    RelayFrameError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "relay_frame",
+                            "a broker message that is not a relay frame (logged, dropped)",
+                            wire=False),
     RefereeError: Status(grpc.StatusCode.INVALID_ARGUMENT, 400, "refused_by_rules",
                          "the rules refuse a setting, a replay or an answer (an answer's "
                          "refusal travels in-band, with its REJECT_REASONS reason)", wire=False),

@@ -6,8 +6,8 @@ command becomes a supervisor: it picks the ports (a free one for port 0), then s
 worker processes of ``bullring serve`` with the same options, each listening on the same
 gRPC and HTTP ports (``SO_REUSEPORT``: the kernel spreads the connections over them). The
 workers are servers of one fleet (docs/operations.md): they share the database, which must
-be PostgreSQL; like any servers of one database, each seats the bots connected to it. A
-worker that dies is started again; a worker that cannot start (a database away, a bad
+be PostgreSQL; with ``--broker`` they run one ladder, without it each seats the bots
+connected to it. A worker that dies is started again; a worker that cannot start (a database away, a bad
 option) ends the whole command with its status. SIGTERM or Ctrl-C stops
 every worker (each finishes as ``bullring serve`` does) and then the supervisor.
 """

@@ -4,12 +4,15 @@ gRPC stream writes, and the protobuf objects whose JSON the HTTP edge sends.
 A request and a public event are written straight to bytes (``bullring.contract.protowrite``,
 by plans read from the descriptors of the game's messages); the rarer messages are built as
 protobuf objects and serialized. Either way the bytes are kept on the message, so one shared
-by many connections is encoded once.
+by many connections is encoded once. ``play_message`` reads such bytes back into the typed
+message, for a server that relays a seat whose match another server runs.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from google.protobuf.message import DecodeError
 
 from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
@@ -201,6 +204,49 @@ def to_proto(message: Outgoing) -> pb.PlayResponse:
     return pb.PlayResponse(closed=closed_proto(message))
 
 
+def play_message(data: bytes) -> Outgoing:
+    """The typed message a serialized PlayResponse carries (one message, not a batch), its
+    encoding kept as ``data``: a server that relays a seat of a match run elsewhere writes
+    the very bytes it received to a gRPC stream, and builds the JSON of the same values for
+    HTTP. ContractError (a ValueError) if ``data`` is not a PlayResponse with one known
+    body."""
+    try:
+        response = pb.PlayResponse.FromString(data)
+    except DecodeError as exc:
+        raise wire.ContractError(f"not a PlayResponse: {exc}") from None
+    body = response.WhichOneof("body")
+    message: Outgoing
+    if body == "decision":
+        decision = response.decision
+        message = Request(decision.decision_id, wire.observation_from_request(decision),
+                          decision.time_left_ms)
+    elif body == "event":
+        message = Event(wire.event_from_proto(response.event))
+    elif body == "accepted":
+        message = Accepted(response.accepted.decision_id)
+    elif body == "rejected":
+        rejected = response.rejected
+        message = Rejected(rejected.decision_id, int(rejected.reason), rejected.message)
+    elif body == "match_ended":
+        ended = response.match_ended
+        message = Ended(tuple(ended.totals), tuple(ended.ranks),
+                        wire.termination_name(ended.termination))
+    elif body == "match_started":
+        started = response.match_started
+        message = Started(started.match_id, started.game,
+                          wire.settings_from_proto(started.settings), started.seat,
+                          tuple(started.seat_names), started.rated)
+    elif body == "ladder_queued":
+        queued = response.ladder_queued
+        message = Queued(queued.game, queued.bot, queued.notice)
+    elif body == "closed":
+        message = Closed(int(response.closed.reason), response.closed.message)
+    else:
+        raise wire.ContractError(f"a PlayResponse with {body or 'no body'} is not one message")
+    message.encoded = data
+    return message
+
+
 def watch_proto(message: Watched) -> pb.WatchResponse:
     """``message`` as a WatchResponse object."""
     if isinstance(message, Event):
@@ -208,5 +254,5 @@ def watch_proto(message: Watched) -> pb.WatchResponse:
     return pb.WatchResponse(match_ended=ended_proto(message))
 
 
-__all__ = ["accepted_proto", "batch", "closed_proto", "ended_proto", "play_bytes", "rejected_proto",
-           "size", "subscribed", "to_proto", "watch_bytes", "watch_proto"]
+__all__ = ["accepted_proto", "batch", "closed_proto", "ended_proto", "play_bytes", "play_message",
+           "rejected_proto", "size", "subscribed", "to_proto", "watch_bytes", "watch_proto"]

@@ -122,7 +122,7 @@ def serve_options(args: argparse.Namespace) -> ServerOptions:
                                        challenge_retention_s=args.challenge_retention,
                                        replay_cache_bytes=args.replay_cache_mb << 20,
                                        metrics=args.metrics, log_format=args.log_format,
-                                       worker=args.worker)
+                                       worker=args.worker, broker=args.broker)
 
 
 def _add_serve(commands: cli.Commands) -> None:
@@ -134,7 +134,7 @@ def _add_serve(commands: cli.Commands) -> None:
                        help="the gRPC port (default: 50051; 0 picks a free port)")
     serve.add_argument("--workers", type=cli.positive(), default=1, metavar="N",
                        help="processes serving the ports as one server, one a core (default: "
-                            "1; more need a PostgreSQL database: "
+                            "1; more need a PostgreSQL database, and --broker to run one ladder: "
                             "docs/operations.md)")
     serve.add_argument("--worker", type=cli.non_negative(), default=None,
                        help=argparse.SUPPRESS)  # a worker's index, given by the supervisor
@@ -181,6 +181,11 @@ def _add_serve(commands: cli.Commands) -> None:
                             "port: admin (loopback addresses, and the admin token from "
                             "anywhere; the default), token (the admin token only), public, "
                             "or off")
+    serve.add_argument("--broker", type=options.BrokerUrl(), default=None, metavar="URL",
+                       help="the NATS broker (nats://HOST:PORT) through which the servers "
+                            "of one PostgreSQL database seat any of their bots together: "
+                            "one ladder across servers (default: none, this server seats "
+                            "the bots connected to it; needs pip install 'bullring[fleet]')")
     serve.add_argument("--log-format", choices=LOG_FORMATS, default="text",
                        help="the log on standard error: text lines (the default) or json, "
                             "one object per line")

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from bullring import commandline as cli
 from bullring.server.store.base import DEFAULT_DB
@@ -114,3 +115,23 @@ class MatchCapArg(cli.ArgType):
         if name not in MatchCaps.names():
             self.fail(f"no cap on {name!r}; caps: {', '.join(MatchCaps.names())}")
         return name, cli.positive()(value)
+
+
+class BrokerUrl(cli.ArgType):
+    """``nats://HOST:PORT`` (or ``tls://``): the broker of a fleet of servers
+    (``bullring serve --broker``)."""
+
+    good = "nats://127.0.0.1:4222"
+    bad = ("redis://127.0.0.1:6379", "nats://", "127.0.0.1:4222", "nats://host:port")
+
+    def __call__(self, text: str) -> str:
+        try:
+            parts = urlsplit(text)
+            port = parts.port
+        except ValueError:
+            port, parts = None, urlsplit("")
+        if parts.scheme not in ("nats", "tls") or not parts.hostname or \
+                (port is None and parts.netloc.endswith(":")):
+            self.fail(f"must be a NATS server's URL such as nats://127.0.0.1:4222, "
+                      f"not {text!r}")
+        return text

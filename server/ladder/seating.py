@@ -6,9 +6,12 @@ plays itself wait on the queues too. Seating claims each bot in the database
 (``Store.seat_ladder_match``), so servers sharing a PostgreSQL database never seat a bot
 twice, and those servers take turns at the tables they all can seat
 (``bullring.server.store.turns``); the result and the rating updates are stored in one transaction.
-The connected bots' streams are kept by ``bullring.server.ladder.sessions``; table sizes, options
-and
-challenge checks are in ``bullring.server.ladder.rules``.
+With a broker (``bullring serve --broker``), the servers of a fleet share their bots: a
+server's queue holds the free bots that the other servers it hears have connected, its
+tables mix them with its own, and the seats of bots connected elsewhere are relayed to the
+match here (``bullring.server.fleet.relay``), as this server's bots are relayed to matches
+elsewhere. The connected bots' streams are kept by ``bullring.server.ladder.sessions``; table
+sizes, options and challenge checks are in ``bullring.server.ladder.rules``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from bullring.contract.messages import Closed, Queued
 from bullring.referee.registry import get_game
 from bullring.sdk.house import HOUSE_BOTS
 from bullring.server.errors import DatabaseUnavailableError
+from bullring.server.fleet.relay import Relay, RelayedSeat
 from bullring.server.ladder.rules import (
     LadderOptions,
     TableSize,
@@ -65,16 +69,23 @@ SWEEP_SOON_S = 1.0
 the database says it still plays elsewhere asks for a look at once (its server may have
 died and the bot come here): it is seated again within about this long, not a whole
 ``LadderOptions.sweep_s``."""
+REGROUP_S = 1.0
+"""With a broker: how long the bots of a table that ended wait alone for another table to
+end, to be seated with its bots, while other bots play (``Ladder._regrouping``)."""
 
 
 class Ladder(LadderSessions):
     """The matchmaker and the ladder sessions of one server process."""
 
     def __init__(self, store: Store, hub: MatchHub, options: LadderOptions,
-                 guard: InstanceGuard | None = None) -> None:
+                 guard: InstanceGuard | None = None, relay: Relay | None = None) -> None:
         super().__init__(hub, options)
         self.store = store
         self.guard = guard
+        self.relay = relay
+        """The link to the fleet's broker, if this server relays seats (PostgreSQL)."""
+        if relay is not None:
+            relay.keeper = self
         self.turns = LadderTurns(store, hub.instance)
         """This server's part in the turns of servers sharing a PostgreSQL database."""
         self._resting: set[str] = set()
@@ -89,6 +100,9 @@ class Ladder(LadderSessions):
         self._sweep_soon = asyncio.Event()
         """Set when a bot waiting here is held by a match elsewhere: look for dead servers'
         matches without waiting for the next sweep."""
+        self._regroup: dict[str, tuple[datetime, float]] = {}
+        """Per game, with a broker: the seating of the one table whose bots wait alone, and
+        since when they wait for another table to end (``_regrouping``)."""
         self._owed: set[str] = set()
         """Bots whose last match here was a challenge they were named in: their next match
         is a rated one if a rated table can seat them (``_seat_challenges``)."""
@@ -98,6 +112,8 @@ class Ladder(LadderSessions):
         self.tournaments = Tournaments(store, self.settings, hub.instance, self.poke,
                                        options.max_tournament_games)
         """The live tournaments this ladder seats between its matches."""
+        self._relaying: set[asyncio.Task[None]] = set()
+        """Writes of whether this server relays seats now (its link came and went)."""
 
     async def start(self) -> None:
         """Register the house bots, take part in the turns, start the matchmaker."""
@@ -107,7 +123,8 @@ class Ladder(LadderSessions):
             self.house[name] = Waiter(name, kind, row.last_seated_at or NEVER)
             self._house_games[name] = tuple(g for g in self.options.games
                                             if get_game(g).id in HOUSE_BOTS[kind].games)
-        await asyncio.to_thread(self.turns.register, self.settings)
+        await asyncio.to_thread(self.turns.register, self.settings,
+                                self.relay is not None and self.relay.up)
         self._tasks.append(asyncio.create_task(self._matchmaker(), name="ladder-matchmaker"))
         self._tasks.append(asyncio.create_task(self._check_bots(), name="ladder-bot-check"))
         if self.turns.shared:
@@ -257,31 +274,86 @@ class Ladder(LadderSessions):
             await self._seat_challenges(game, defer_owed=False)
 
     async def _form_rated(self, game: str) -> None:
-        """Seat as many rated tables of ``game`` as its waiting bots fill."""
+        """Seat as many rated tables of ``game`` as its waiting bots fill (with a broker,
+        the free bots of the other servers it hears too)."""
         size = self.sizes[game]
-        waiting = self._waiting(game)
-        if len(waiting) < size.minimum:
-            self._left_since.pop(game, None)  # no table to leave to another server now
-            return
-        free = await asyncio.to_thread(self.store.free_bots, [w.name for w in waiting])
-        waiting = self._waiting(game)
-        if any(w.name not in free for w in waiting):
-            self._retry()  # seated by another server: look again soon
-            self._sweep_soon.set()  # or by one that died: its matches are aborted soon
-        waiting = [w for w in waiting if w.name in free]
+        if self.relay is not None and self.relay.up:
+            waiting = await self._fleet_waiting(game, self.relay)
+        else:
+            waiting = self._waiting(game)
+            if len(waiting) < size.minimum:
+                self._left_since.pop(game, None)  # no table to leave to another server now
+                return
+            free = await asyncio.to_thread(self.store.free_bots, [w.name for w in waiting])
+            waiting = self._waiting(game)
+            if any(w.name not in free for w in waiting):
+                self._retry()  # seated by another server: look again soon
+                self._sweep_soon.set()  # or by one that died: its matches are aborted soon
+            waiting = [w for w in waiting if w.name in free]
         self._random.shuffle(waiting)
         # Least recently seated first; among equals, who played least here; else at random.
         waiting.sort(key=lambda w: (w.last_seated, self._seatings.get(w.name, 0)))
         tables = plan_tables(len(waiting), size)
         if not tables:
             self._left_since.pop(game, None)
+        # Who is seated is settled (least recently seated first); they are dealt to the
+        # tables at random, so bots that sat at one table are not kept together.
+        dealt = waiting[:sum(tables)]
+        self._random.shuffle(dealt)
         for count in tables:
             if self._stopping:
                 return
-            table, waiting = waiting[:count], waiting[count:]
-            self._random.shuffle(table)
+            table, dealt = dealt[:count], dealt[count:]
             if not await self._seat(game, table):
                 return  # the next table is another server's turn too: it looks itself
+
+    async def _fleet_waiting(self, game: str, relay: Relay) -> list[Waiter]:
+        """The bots waiting for ``game``'s tables in the fleet: this server's own that are
+        free, and the free bots that the servers it hears have connected (each with the
+        server it is connected to), all with when the database says they were last seated
+        (other servers seat this server's bots too). None while they are the bots of one
+        table that just ended and others play (``_regrouping``)."""
+        here = self._waiting(game)
+        found = await asyncio.to_thread(self.turns.seatable, game, [w.name for w in here],
+                                        relay.heard())
+        local = {w.name: w for w in self._waiting(game)}
+        waiting = []
+        playing = any(s.bot in self.seated for s in self.rated_streams(game)) or \
+            any(name in self.seated for name in self.house if game in self._house_games[name])
+        for name, (server, seated_at, free) in found.items():
+            last = NEVER if seated_at is None else seated_at
+            if not free:
+                playing = True
+            elif name in local:
+                waiting.append(Waiter(name, local[name].house, last))
+            elif server is not None and name not in self.seated and name not in self.sessions:
+                waiting.append(Waiter(name, None, last, server))
+        if any(name not in found for name in local):
+            self._retry()  # seated by another server: look again soon
+            self._sweep_soon.set()  # or by one that died: its matches are aborted soon
+        if playing and self._regrouping(game, waiting):
+            return []
+        return waiting
+
+    def _regrouping(self, game: str, waiting: list[Waiter]) -> bool:
+        """True while the bots ``waiting`` are those of one table that ended (one last
+        seating, not their first) and other bots play, for up to ``REGROUP_S``: they wait
+        for another table to end and are seated with its bots. Else a table that ends
+        is seated again as it was, whenever it ends alone, and a fleet's bots would keep
+        playing the bots of their own server they were first seated with."""
+        seatings = {w.last_seated for w in waiting}
+        if len(seatings) != 1 or NEVER in seatings or \
+                len(waiting) < self.sizes[game].minimum:
+            self._regroup.pop(game, None)
+            return False
+        loop = asyncio.get_running_loop()
+        seating = seatings.pop()
+        held = self._regroup.get(game)
+        if held is None or held[0] != seating:
+            self._regroup[game] = (seating, loop.time())
+            loop.call_later(REGROUP_S, self.poke)
+            return True
+        return loop.time() - held[1] < REGROUP_S
 
     async def _seat(self, game: str, table: list[Waiter]) -> bool:
         """Seat ``table``; False when it is another server's turn (``bullring.server.store.turns``),
@@ -316,21 +388,28 @@ class Ladder(LadderSessions):
             self._owed.discard(name)
             if name in self.house:
                 self.house[name].last_seated = now
+        remote = {w.name: w.server for w in table if w.server is not None}
         self._start(MatchConfig(match_id, game, dict(settings), seed, tuple(names),
                                 {s: w.house for s, w in enumerate(table) if w.house},
-                                "running", rated=True), names)
-        log.info("ladder match %s (%s): %s", match_id, game, ", ".join(names))
+                                "running", rated=True), names, remote)
+        log.info("ladder match %s (%s): %s%s", match_id, game, ", ".join(names),
+                 "".join(f"; {name} on server {server}" for name, server in remote.items()))
         return True
 
-    def _start(self, config: MatchConfig, bots: Sequence[str]) -> None:
-        """Start a stored match here, attaching the streams of its registered ``bots``."""
+    def _start(self, config: MatchConfig, bots: Sequence[str],
+               remote: dict[str, str] | None = None) -> None:
+        """Start a stored match here, attaching the streams of its registered ``bots``
+        (relayed from the servers ``remote`` names for the bots connected there)."""
         def attach(runner: MatchRunner) -> None:
             for seat, name in enumerate(config.seat_names):
                 if name not in bots:
                     continue  # a practice match's house seat
                 self.seated[name] = (runner, seat)
                 session = self.connection_for(name, runner)
-                if session is not None and name not in self.house:
+                server = (remote or {}).get(name)
+                if session is None and server is not None and self.relay is not None:
+                    self.relay.relay(runner, seat, name, server)
+                elif session is not None and name not in self.house:
                     _, connection = runner.attach(seat, session.outbox)
                     session.seat = (runner, seat, connection)
 
@@ -428,8 +507,70 @@ class Ladder(LadderSessions):
                 self._resting.add(name)
                 asyncio.get_running_loop().call_later(self.options.house_rest_s,
                                                       self._rested, name)
+        if self.relay is not None:
+            self.relay.match_over(runner.config.match_id)
         await asyncio.to_thread(self.tournaments.ended, runner)
         self.poke()  # which server seats the freed bots is settled by the turns
+
+    # -- seats relayed from matches on other servers (SeatKeeper) ------------------------
+
+    def take_relayed(self, seat: RelayedSeat) -> bool:
+        """Another server seated ``seat.bot`` in its match: its rated connection here plays
+        the seat, relayed; False if it has none that may (it left, or plays elsewhere)."""
+        session = self.sessions.get(seat.bot)
+        held = self.seated.get(seat.bot)
+        busy = held is not None and not (isinstance(held[0], MatchRunner)
+                                         and held[0].ended is not None)
+        if session is None or not session.open or session.practice_only or busy or \
+                session.game != seat.config.game:
+            return False
+        self.seated[seat.bot] = (seat, seat.seat)
+        session.seat = (seat, seat.seat, seat.take(session.outbox))
+        self._last[seat.bot] = datetime.now(UTC)
+        log.info("bot %s plays match %s on server %s", seat.bot, seat.match_id, seat.host)
+        return True
+
+    def relayed_over(self, seat: RelayedSeat) -> None:
+        """``seat``'s match (on another server) ended, its end relayed: the bot waits for
+        its next match here, as after a match of this server's."""
+        if self.seated.get(seat.bot, (None, 0))[0] is seat:
+            del self.seated[seat.bot]
+        for session in self.streams_of(seat.bot):
+            if session.seat is not None and session.seat[0] is seat:
+                self._free(session, seat.bot)
+        self.poke()
+
+    def relayed_cut(self, seat: RelayedSeat, closed: Closed | None) -> None:
+        """``seat`` ends for the bot's connection here: with ``closed`` (a newer
+        connection took it on the match's server), or (the link to that server lost) with
+        the connection's end, so the bot connects again and waits for its next table."""
+        if self.seated.get(seat.bot, (None, 0))[0] is seat:
+            del self.seated[seat.bot]
+        for session in self.streams_of(seat.bot):
+            if session.seat is None or session.seat[0] is not seat:
+                continue
+            session.seat = None
+            if closed is not None:
+                session.open = False
+                session.outbox.end(closed)
+            else:
+                self._close(session)
+        self.poke()
+
+    def link_changed(self, up: bool) -> None:
+        """The link to the broker came back (or was lost): from now on this server's turn
+        comes (or no longer comes) at tables of bots connected to other servers."""
+        task = asyncio.get_running_loop().create_task(self._relays(up))
+        self._relaying.add(task)
+        task.add_done_callback(self._relaying.discard)
+
+    async def _relays(self, up: bool) -> None:
+        try:
+            await asyncio.to_thread(self.turns.set_relays, up)
+        except DatabaseUnavailableError as exc:
+            log.warning("telling the other servers this one relays %s: %s",
+                        "again" if up else "no more", exc)
+        self.poke()
 
     @staticmethod
     def _free(session: LadderSession, name: str) -> None:

@@ -26,10 +26,10 @@ from bullring.server.errors import (
     NoSuchLadderError,
     ShuttingDownError,
 )
+from bullring.server.fleet.relay import SeatHost
 from bullring.server.ladder.rules import LadderOptions, default_table_size
 from bullring.server.match.hub import MatchHub, game_refusal
 from bullring.server.match.outbox import Outbox, replaced
-from bullring.server.match.runner import MatchRunner
 from bullring.server.store.models import BotRow
 
 log = logging.getLogger("bullring.ladder")
@@ -47,8 +47,9 @@ class LadderSession:
     token_hash: str | None = None
     """The hash of the token it joined with: once the bot's token is another, it ends."""
     outbox: Outbox = field(default_factory=Outbox)
-    seat: tuple[MatchRunner, int, int] | None = None
-    """(runner, seat, connection) while it plays a match."""
+    seat: tuple[SeatHost, int, int] | None = None
+    """(runner, seat, connection) while it plays a match (its runner here, or the seat
+    relayed from the server that runs it)."""
     open: bool = True
     matches_left: int = 0
     """Matches this stream still plays before it is closed (Join.matches); 0: no limit."""
@@ -60,11 +61,14 @@ class LadderSession:
 @dataclass(eq=False)
 class Waiter:
     """A bot the matchmaker may seat: its name, its house bot kind (None for a bot that
-    connects) and when it was last seated."""
+    connects), when it was last seated and, for a bot connected to another server of the
+    fleet, that server."""
 
     name: str
     house: str | None
     last_seated: datetime
+    server: str | None = None
+    """The server it is connected to, when that is another one (its seat is relayed)."""
 
 
 class LadderSessions:
@@ -91,8 +95,9 @@ class LadderSessions:
         """Practice-only connections of bots also connected for rated play, by name: a
         practice run beside a running bot waits for its practice match there, without
         ending the bot's rated connection (the bot plays one match at a time)."""
-        self.seated: dict[str, tuple[MatchRunner, int]] = {}
-        """Bots playing a match on this server, by name (kept while they reconnect)."""
+        self.seated: dict[str, tuple[SeatHost, int]] = {}
+        """Bots playing a match on this server, or connected here and playing one relayed
+        from another server, by name (kept while they reconnect)."""
         self.house: dict[str, Waiter] = {}
         self._house_games: dict[str, tuple[str, ...]] = {}
         self._last: dict[str, datetime] = {}
@@ -169,7 +174,7 @@ class LadderSessions:
         old.outbox.end(replaced(via))
         log.info("bot %s: its older connection was replaced (%s)", old.bot, via)
 
-    def connection_for(self, name: str, runner: MatchRunner) -> LadderSession | None:
+    def connection_for(self, name: str, runner: SeatHost) -> LadderSession | None:
         """The open stream of bot ``name`` that plays ``runner``'s match: a practice run's
         for an unrated match, if the bot has one beside its rated stream; else its stream."""
         practising = self.practising.get(name)
@@ -180,7 +185,7 @@ class LadderSessions:
             return session
         return None
 
-    def _plays(self, session: LadderSession, runner: MatchRunner) -> bool:
+    def _plays(self, session: LadderSession, runner: SeatHost) -> bool:
         """Whether ``session`` may play ``runner``'s match: a practice-only stream no rated
         one; a rated stream no unrated one while the bot's practice run is open beside it."""
         if runner.config.rated:
@@ -283,8 +288,9 @@ class LadderSessions:
             session.seat = None
         self.poke()  # the matchmaker tells the other servers it can seat this bot no more
 
-    def target(self, bot: str) -> tuple[MatchRunner, int] | None:
-        """Where ``bot``'s answers go now: its live match and seat here, if any."""
+    def target(self, bot: str) -> tuple[SeatHost, int] | None:
+        """Where ``bot``'s answers go now: its live match and seat, if any (a match here,
+        or one another server runs whose seat is relayed here)."""
         return self.seated.get(bot)
 
     def revoke(self, name: str, reason: pb.CloseReason) -> None:

@@ -90,6 +90,11 @@ class MatchRunner:
         """When the last decision point opened (monotonic seconds)."""
         self._paced: asyncio.TimerHandle | None = None
         """The timer that opens the next decision point of a paced match."""
+        self.vet: Callable[[], Awaitable[bool]] | None = None
+        """Asked once the game is over, before its end is recorded: False records it as
+        aborted (unrated) instead. A relayed seat's link to its bot's server is checked so
+        (``bullring.server.fleet.relay``): a seat that played on defaults because that
+        link was lost does not count against its bot."""
         self._check_all_joined()
 
     # -- connections ---------------------------------------------------------------------
@@ -197,11 +202,12 @@ class MatchRunner:
             else:
                 self._over.set_result(None)
             await self._over
+            normal = self.vet is None or await self.vet()
         except asyncio.CancelledError:
             self._halt()
             await self._finish("aborted")
             raise
-        await self._finish("normal")
+        await self._finish("normal" if normal else "aborted")
 
     def _open(self) -> Pending:
         """Start a decision point: ask every pending seat, answer for the house and absent

@@ -214,3 +214,7 @@ class LadderTurnRow(SQLModel, table=True):
     game: str = Field(primary_key=True)
     instance: str = Field(primary_key=True)
     seated_at: datetime | None = None
+    relays: bool = False
+    """It relays seats through the fleet's broker (``bullring serve --broker``) and is linked
+    to it now: it can seat, besides its own bots, any bot (not a house bot) that a relaying
+    server has present."""

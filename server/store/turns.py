@@ -10,6 +10,11 @@ server that ran a match has no head start in seating its bots again, and servers
 share their bots take turns. A server that was left a table and has not seated within
 ``TURN_GRACE_S`` (busy, or gone) is passed over: the next try seats without deferring.
 
+Servers that relay seats through a broker (``bullring serve --broker``, ``relays`` on their
+turn rows) share their bots: a relaying server can seat any bot (not a house bot, which
+only the servers that run it seat) that a relaying server has present, so its turn comes at
+any table of such bots, and its queue holds them too (``Seatable``).
+
 On SQLite one server process serves the database: it is always its turn.
 """
 
@@ -17,14 +22,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import TYPE_CHECKING, NamedTuple
 
-from sqlalchemy import delete, func, or_, select, text
+from sqlalchemy import and_, delete, exists, func, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import aliased
 from sqlmodel import Session, col
 
 from bullring.server.store.base import FREED_CHANNEL
-from bullring.server.store.models import LadderPresenceRow, LadderTurnRow, utcnow
+from bullring.server.store.models import BotRow, LadderPresenceRow, LadderTurnRow, utcnow
 
 if TYPE_CHECKING:
     from bullring.server.store import Store
@@ -79,10 +86,22 @@ def _rival(session: Session, game: str, instance: str, bots: list[str]) -> str |
     ).scalar_one_or_none()
     if mine is None:
         return None  # never seated here: nobody seated less recently
-    covered = select(func.count()).where(
-        col(LadderPresenceRow.instance) == col(LadderTurnRow.instance),
-        col(LadderPresenceRow.game) == game,
-        col(LadderPresenceRow.bot).in_(bots)).scalar_subquery()
+    # A bot the rival has present, or (the rival relaying) one a relaying server has present
+    # that is not a house bot.
+    here = aliased(LadderPresenceRow)
+    there = aliased(LadderPresenceRow)
+    relayer = aliased(LadderTurnRow)
+    on_rival = exists().where(col(here.instance) == col(LadderTurnRow.instance),
+                              col(here.game) == game, col(here.bot) == col(BotRow.name)
+                              ).correlate_except(here)
+    relayed = exists().where(col(there.game) == game, col(there.bot) == col(BotRow.name),
+                             col(relayer.instance) == col(there.instance),
+                             col(relayer.game) == game, col(relayer.relays).is_(True)
+                             ).correlate_except(there, relayer)
+    covered = select(func.count()).select_from(BotRow).where(
+        col(BotRow.name).in_(bots),
+        or_(on_rival, and_(col(LadderTurnRow.relays).is_(True), col(BotRow.house).is_(None),
+                           relayed))).correlate(LadderTurnRow).scalar_subquery()
     return session.execute(
         select(col(LadderTurnRow.instance)).where(
             col(LadderTurnRow.game) == game, col(LadderTurnRow.instance) != instance,
@@ -90,6 +109,15 @@ def _rival(session: Session, game: str, instance: str, bots: list[str]) -> str |
             covered == len(bots))
         .order_by(col(LadderTurnRow.seated_at).asc().nulls_first()).limit(1)
     ).scalar_one_or_none()
+
+
+class Seatable(NamedTuple):
+    """A bot this server may seat at a table once it is free: where it is connected (None:
+    here), when it was last seated, and whether it is free now (enabled, seated nowhere)."""
+
+    instance: str | None
+    last_seated_at: datetime | None
+    free: bool = True
 
 
 class LadderTurns:
@@ -106,18 +134,68 @@ class LadderTurns:
     def _session(self) -> Session:
         return Session(self.store.engine, expire_on_commit=False)
 
-    def register(self, games: Iterable[str]) -> None:
+    def register(self, games: Iterable[str], relays: bool = False) -> None:
         """Take part in the turns of ``games`` (not having seated yet: the next table that
-        this server can seat is its turn)."""
+        this server can seat is its turn), relaying seats through a broker or not."""
         if self.shared:
-            self.store.retry.call("ladder turns", self._register, list(games))
+            self.store.retry.call("ladder turns", self._register, list(games), relays)
 
-    def _register(self, games: list[str]) -> None:
+    def _register(self, games: list[str], relays: bool) -> None:
         with self._session() as session:
             for game in games:
                 session.execute(insert(LadderTurnRow).values(
-                    game=game, instance=self.instance, seated_at=None).on_conflict_do_nothing())
+                    game=game, instance=self.instance, seated_at=None, relays=relays)
+                    .on_conflict_do_update(index_elements=["game", "instance"],
+                                           set_={"relays": relays}))
             session.commit()
+
+    def set_relays(self, relays: bool) -> None:
+        """From now on this server relays seats through its broker (its link is up), or not
+        (lost): only a relaying server's turn comes at tables of bots connected elsewhere."""
+        if self.shared:
+            self.store.retry.call("ladder turns", self._set_relays, relays)
+
+    def _set_relays(self, relays: bool) -> None:
+        with self._session() as session:
+            session.execute(update(LadderTurnRow).where(
+                col(LadderTurnRow.instance) == self.instance).values(relays=relays))
+            session.commit()
+
+    def seatable(self, game: str, here: Sequence[str], instances: Sequence[str]
+                 ) -> dict[str, Seatable]:
+        """The bots this server may seat at ``game``'s tables, by name: those of ``here``
+        (bots it can seat itself) that are free, and the bots (not house bots, enabled)
+        that relaying servers among ``instances`` have present, free or playing now, each
+        with one of those servers (the same one every time)."""
+        return self.store.retry.call("ladder seatable", self._seatable, game, list(here),
+                                     list(instances))
+
+    def _seatable(self, game: str, here: list[str], instances: list[str]
+                  ) -> dict[str, Seatable]:
+        found: dict[str, Seatable] = {}
+        with self._session() as session:
+            if here:
+                for name, seated_at in session.execute(
+                        select(col(BotRow.name), col(BotRow.last_seated_at))
+                        .where(col(BotRow.name).in_(here), col(BotRow.current_match).is_(None),
+                               col(BotRow.enabled).is_(True))).all():
+                    found[name] = Seatable(None, seated_at)
+            if instances and self.shared:
+                rows = session.execute(
+                    select(col(LadderPresenceRow.bot), func.min(LadderPresenceRow.instance),
+                           col(BotRow.last_seated_at), col(BotRow.current_match))
+                    .join(BotRow, col(BotRow.name) == col(LadderPresenceRow.bot))
+                    .join(LadderTurnRow, and_(
+                        col(LadderTurnRow.instance) == col(LadderPresenceRow.instance),
+                        col(LadderTurnRow.game) == game, col(LadderTurnRow.relays).is_(True)))
+                    .where(col(LadderPresenceRow.game) == game,
+                           col(LadderPresenceRow.instance).in_(instances),
+                           col(BotRow.house).is_(None), col(BotRow.enabled).is_(True))
+                    .group_by(col(LadderPresenceRow.bot), col(BotRow.last_seated_at),
+                              col(BotRow.current_match))).all()
+                for name, instance, seated_at, playing in rows:
+                    found.setdefault(name, Seatable(instance, seated_at, playing is None))
+        return found
 
     def publish(self, game: str, bots: Iterable[str]) -> None:
         """From now on this server can seat exactly ``bots`` on ``game``'s ladder."""

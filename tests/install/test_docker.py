@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from bullring.commandline import ServerAddresses
+from tests.brokers import require_broker
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
@@ -163,6 +164,8 @@ def test_compose_wires_the_database_and_the_ladder(compose: dict[str, Any]) -> N
 
 FLEET_SERVERS = ("server1", "server2", "server3")
 """The fleet's ``bullring serve`` services."""
+FLEET_BROKER = "nats://nats:4222"
+"""The fleet's broker, as its servers name it (outside Docker, ``tests.brokers``' stands in)."""
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +182,8 @@ def _option(command: list[str], name: str) -> str:
 def test_the_fleet_runs_three_servers_postgres_nats_a_balancer_and_two_bots(
         fleet: dict[str, Any]) -> None:
     """compose.fleet.yaml has three servers built from docker/Dockerfile with one ``serve``
-    command on the compose PostgreSQL, NATS with JetStream, nginx and two registered bots;
+    command on the compose PostgreSQL, linked by its NATS (with JetStream) as their broker,
+    nginx and two registered bots;
     only the balancer publishes ports (gRPC 50051, HTTP 8080), the servers expose theirs to
     it, and their per-address caps are off (every client comes through the proxy)."""
     services = fleet["services"]
@@ -190,6 +194,7 @@ def test_the_fleet_runs_three_servers_postgres_nats_a_balancer_and_two_bots(
     assert command[0] == "serve" and _option(command, "--ladder") == "six_nimmt"
     assert _option(command, "--max-connections-per-address") == "0"
     assert _option(command, "--max-calls-per-address") == "0"
+    assert _option(command, "--broker") == FLEET_BROKER  # one ladder over the three
     assert services["postgres"]["image"].startswith("postgres:")
     assert services["nats"]["image"].startswith("nats:")
     assert "--jetstream" in services["nats"]["command"]
@@ -213,13 +218,15 @@ def test_the_fleet_runs_three_servers_postgres_nats_a_balancer_and_two_bots(
 
 def test_the_fleet_starts_in_order_behind_healthchecks(fleet: dict[str, Any]) -> None:
     """Every service that serves has a healthcheck; the servers wait for a healthy
-    database, the balancer for all three healthy servers, the bots for a healthy balancer."""
+    database and broker, the balancer for all three healthy servers, the bots for a healthy
+    balancer."""
     services = fleet["services"]
     for name in ("postgres", "nats", *FLEET_SERVERS, "lb"):
         assert services[name]["healthcheck"]["test"][0] in ("CMD", "CMD-SHELL"), name
     for name in FLEET_SERVERS:
         assert services[name]["healthcheck"]["test"] == ["CMD", IMAGE_ENTRYPOINT, "health"]
-        assert services[name]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
+        assert services[name]["depends_on"] == {"postgres": {"condition": "service_healthy"},
+                                                "nats": {"condition": "service_healthy"}}
     assert services["lb"]["depends_on"] == {name: {"condition": "service_healthy"}
                                             for name in FLEET_SERVERS}
     for name in ("listed-greedy", "balanced-random"):
@@ -347,19 +354,23 @@ def _local_balancer(text: str, grpc: list[str], http: list[str], ports: tuple[in
 def test_the_fleet_plays_behind_the_real_balancer_and_outlives_a_killed_server(
         fleet: dict[str, Any], entry_env: dict[str, str], tmp_path: Path) -> None:
     """The fleet outside Docker: its three servers' ``serve`` command, started together by
-    the entrypoint on one fresh PostgreSQL database (each on a loopback port of its own),
-    and the real nginx running docker/nginx.conf with only its addresses made local.
+    the entrypoint on one fresh PostgreSQL database (each on a loopback port of its own,
+    linked by the NATS server on 127.0.0.1:4222), and the real nginx running
+    docker/nginx.conf with only its addresses made local.
     Through the balancer the web API answers and the balanced bot plays ladder matches; the
     listed bot plays with every server's address. The server holding the balanced bot's
     stream is killed with -9: the bot dials the balancer's one address again, nginx passes
-    it to a live server, and it plays on; the HTTP API still answers through nginx."""
+    it to a live server (which seats it in its match at once if the bot's seat there was
+    relayed), and it plays on; the HTTP API still answers through nginx."""
     from tests.databases import fresh_postgres
     from tests.ladder_helpers import ENDED, Lines, wait_until
 
     nginx = _nginx()
+    local_broker = require_broker()
     services = fleet["services"]
-    serve = [*services["server1"]["command"], "--ladder-setting", "six_nimmt:rounds=1",
-             "--http-port", "0"]
+    serve = [local_broker if word == FLEET_BROKER else word  # the broker on this machine
+             for word in [*services["server1"]["command"], "--ladder-setting",
+                          "six_nimmt:rounds=1", "--http-port", "0"]]
     stop: list[subprocess.Popen[str]] = []
     master = 0
     with fresh_postgres() as url:
@@ -410,8 +421,11 @@ def test_the_fleet_plays_behind_the_real_balancer_and_outlives_a_killed_server(
             before = ended("balanced-random")
             wait_until(lambda: ended("balanced-random") >= before + 2, 120,
                        "two more matches of the balanced bot")
+            # Back on a live server: on the ladder, or (its seat relayed to a match there when
+            # its server died) in that match's seat at once.
             joined = [i for i, log in enumerate(logs)
-                      if "bot balanced-random joined the six_nimmt ladder" in log.text()]
+                      if "bot balanced-random joined the six_nimmt ladder" in log.text()
+                      or "bot balanced-random is back in match" in log.text()]
             assert len(joined) == 2 and held in joined, joined
             connected = bots["balanced-random"][1].text().count(
                 f"connected to 127.0.0.1:{ports[0]}")

@@ -49,7 +49,7 @@ def test_opening_migrates_to_head_and_twice_is_harmless(db: str) -> None:
             "tournament", "ladder_presence", "ladder_turn", "alembic_version"} <= tables
     with store.engine.connect() as connection:
         assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar() \
-            == "0008"
+            == "0009"
 
 
 def test_a_token_is_stored_only_as_its_hash_and_rotation_retires_it(store: Store) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,17 @@ import pytest
 
 from bullring.contract import codec
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
-from bullring.contract.messages import Ended, Event, Message, Request, Started
+from bullring.contract.messages import (
+    Accepted,
+    Closed,
+    Ended,
+    Event,
+    Message,
+    Queued,
+    Rejected,
+    Request,
+    Started,
+)
 from bullring.referee.core import DecisionKind
 from bullring.referee.registry import get_game
 from bullring.server.match.outbox import Outbox
@@ -117,3 +128,45 @@ def test_the_json_of_a_typed_message_is_the_json_of_its_grpc_bytes() -> None:
     taken = asyncio.run(scenario())
     for item in taken:
         assert play_json(item) == to_json(pb.PlayResponse.FromString(codec.play_bytes(item)))
+
+
+def _values(message: Message) -> tuple[Any, ...]:
+    """A message's values, without the encodings kept on it."""
+    return tuple(getattr(message, f.name) for f in dataclasses.fields(message)
+                 if f.name not in ("encoded", "watched"))
+
+
+@pytest.mark.parametrize("game", ["six_nimmt", "no_thanks"])
+def test_a_relayed_message_reads_back_as_the_message_it_was(game: str) -> None:
+    """Every kind of message a seat gets, as gRPC bytes, reads back (``codec.play_message``,
+    what a server relaying a seat of a match run elsewhere does) into a message of the same
+    type and values, the very observations and events included; it keeps the bytes it was
+    read from, so the gRPC edge writes them as they came, and its JSON for HTTP is the JSON
+    of those bytes."""
+    async def scenario() -> list[Any]:
+        runner = _runner(game)
+        spectator = runner.feed.watch()
+        seat, _ = runner.attach(0)
+        taken, _ = await _play(runner, seat, spectator)
+        return taken
+
+    taken = asyncio.run(scenario())
+    taken += [Accepted("m:1:0"), Rejected("m:1:0", pb.REJECT_REASON_ILLEGAL_ACTION, "no card 7"),
+              Queued(game, "ann", "the ladder waits for 2 more bots"),
+              Closed(pb.CLOSE_REASON_REPLACED, "replaced by a newer connection")]
+    assert {type(item) for item in taken} == {Started, Request, Event, Ended, Accepted,
+                                              Rejected, Queued, Closed}
+    for item in taken:
+        data = codec.play_bytes(item)
+        read = codec.play_message(data)
+        assert type(read) is type(item) and _values(read) == _values(item), item
+        assert read.encoded is data
+        assert play_json(read) == play_json(item)
+
+
+def test_bytes_that_are_not_one_message_are_refused() -> None:
+    """A batch, an empty PlayResponse and bytes that are no protobuf are ValueErrors."""
+    batch = codec.batch([codec.play_bytes(Accepted("a")), codec.play_bytes(Accepted("b"))])
+    for data in (batch, b"", b"\xff\xff\xff"):
+        with pytest.raises(ValueError):
+            codec.play_message(data)

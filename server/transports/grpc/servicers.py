@@ -23,6 +23,7 @@ from bullring.server.errors import (
     abort_grpc,
     answer_grpc,
 )
+from bullring.server.fleet.relay import RelayedSeat, SeatHost
 from bullring.server.ladder.seating import Ladder
 from bullring.server.match.clock import loop_watch
 from bullring.server.match.feed import FELL_BEHIND
@@ -35,8 +36,9 @@ from bullring.server.transports.grpc.calls import at_once, bearer_token, parsed,
 from bullring.server.transports.limits import Limits
 from bullring.server.transports.stalls import guarded
 
-Route = Callable[[], tuple[MatchRunner, int] | None]
-"""Where a stream's answers go now: a live match and seat, or nowhere."""
+Route = Callable[[], tuple[SeatHost, int] | None]
+"""Where a stream's answers go now: a live match and seat (here, or relayed from the server
+that runs it), or nowhere."""
 
 CLOSE_STATUS: dict[int, grpc.StatusCode] = {
     pb.CLOSE_REASON_REPLACED: grpc.StatusCode.ABORTED,
@@ -178,9 +180,14 @@ class BotService:
                 if message.WhichOneof("body") != "answer":
                     continue  # a repeated Join changes nothing
                 target = route()
-                outbox.put_nowait(self._submit(target, message.answer))
-                if target is not None:
-                    target[0].settle()
+                if target is None:
+                    outbox.put_nowait(self._unrouted(message.answer))
+                elif isinstance(target[0], RelayedSeat):
+                    target[0].answer(message.answer)  # its verdict comes back in order
+                else:
+                    runner = target[0]
+                    outbox.put_nowait(self._submit(runner, target[1], message.answer))
+                    runner.settle()
                 if outbox.ended:
                     break  # a client that reads nothing is read no more (its writes block)
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
@@ -189,12 +196,14 @@ class BotService:
             if problem:
                 outbox.put_nowait(None)
 
-    def _submit(self, target: tuple[MatchRunner, int] | None, answer: pb.Answer) -> Verdict:
-        if target is None:
-            self.hub.tally.answer_unrouted()
-            return Rejected(answer.decision_id, pb.REJECT_REASON_NOT_PENDING,
-                            "no match of this bot is in progress here")
-        runner, seat = target
+    def _unrouted(self, answer: pb.Answer) -> Rejected:
+        """The verdict of an answer of a bot that plays no match now."""
+        self.hub.tally.answer_unrouted()
+        return Rejected(answer.decision_id, pb.REJECT_REASON_NOT_PENDING,
+                        "no match of this bot is in progress here")
+
+    @staticmethod
+    def _submit(runner: MatchRunner, seat: int, answer: pb.Answer) -> Verdict:
         return runner.submit(seat, answer.decision_id, wire.action_from_proto(answer.action),
                              field=wire.action_field(answer.action), comment=answer.comment)
 
@@ -222,13 +231,20 @@ class BotService:
         """Answer one decision; the verdict is returned (and not repeated on the stream)."""
         message = await answer_grpc(context, at_once(read_request, pb.SubmitAnswerRequest, raw))
         bot = await self._bot(context)
+        target: tuple[SeatHost, int] | None
         if bot is not None:
             target = self._ladder_route(bot.name)()
         else:
             target = await self._seat(context)
-        verdict = self._submit(target, message.answer)
-        if target is not None:
-            target[0].settle()  # the verdict goes back in the response, the events on the stream
+        verdict: Verdict
+        if target is None:
+            verdict = self._unrouted(message.answer)
+        elif isinstance(target[0], RelayedSeat):
+            verdict = await target[0].ask(message.answer)
+        else:
+            runner = target[0]
+            verdict = self._submit(runner, target[1], message.answer)
+            runner.settle()  # the verdict goes back in the response, the events on the stream
         if isinstance(verdict, Accepted):
             return pb.SubmitAnswerResponse(accepted=pb.AnswerAccepted(
                 decision_id=verdict.decision_id))

@@ -38,6 +38,7 @@ from bullring.server.errors import (
     ShuttingDownError,
     UnknownMatchError,
 )
+from bullring.server.fleet.relay import RelayedSeat
 from bullring.server.ladder.seating import LadderSession
 from bullring.server.match.outbox import Outbox
 from bullring.server.store.models import BotRow
@@ -240,12 +241,18 @@ async def answer(ctx: Context, body: AnswerIn, caller: Caller) -> Verdict:
             return Verdict(rejected=to_json(pb.AnswerRejected(
                 decision_id=body.decision_id, reason=pb.REJECT_REASON_NOT_PENDING,
                 message="no match of this bot is in progress here")))
-        runner, seat_index = target
+        host, seat_index = target
     else:
-        runner, seat_index = await ctx.hub.runner(caller[0]), caller[1]
-    verdict = runner.submit(seat_index, body.decision_id, action, field=field,
-                            comment=body.comment)
-    runner.settle()
+        host, seat_index = await ctx.hub.runner(caller[0]), caller[1]
+    if isinstance(host, RelayedSeat):  # a match on another server: its verdict comes back
+        relayed = pb.Answer(decision_id=body.decision_id, comment=body.comment)
+        if field is not None:
+            setattr(relayed.action, field, action)
+        verdict = await host.ask(relayed)
+    else:
+        verdict = host.submit(seat_index, body.decision_id, action, field=field,
+                              comment=body.comment)
+        host.settle()
     if isinstance(verdict, Accepted):
         return Verdict(accepted=to_json(codec.accepted_proto(verdict)))
     return Verdict(rejected=to_json(codec.rejected_proto(verdict)))
