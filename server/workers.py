@@ -7,9 +7,9 @@ worker processes of ``bullring serve`` with the same options, each listening on 
 gRPC and HTTP ports (``SO_REUSEPORT``: the kernel spreads the connections over them). The
 workers are servers of one fleet (docs/operations.md): they share the database, which must
 be PostgreSQL; with ``--broker`` they run one ladder, without it each seats the bots
-connected to it. A worker that dies is started again; a worker that cannot start (a database away, a bad
-option) ends the whole command with its status. SIGTERM or Ctrl-C stops
-every worker (each finishes as ``bullring serve`` does) and then the supervisor.
+connected to it. A worker that dies is started again; a worker that cannot start (a
+database away, a bad option) ends the whole command with its status. SIGTERM or Ctrl-C
+stops every worker (each finishes as ``bullring serve`` does) and then the supervisor.
 """
 
 from __future__ import annotations
