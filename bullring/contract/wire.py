@@ -6,6 +6,7 @@ one table of method paths and serializers.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -234,12 +235,19 @@ def event_from_proto(public: pb.PublicEvent) -> Any:
         raise ContractError("the PublicEvent carries no event")
     holder = getattr(public, game)
     name = holder.WhichOneof("event") or ""
-    classes = {_snake(cls.__name__): cls for spec in GAMES.values() if spec.id == game
-               for cls in spec.events}
+    classes = _event_classes(game)
     cls = classes.get(name)
     if cls is None:
         raise ContractError(f"unknown event {game}.{name}")
     return _read(getattr(holder, name), cls)
+
+
+@functools.cache
+def _event_classes(game: str) -> dict[str, type]:
+    """Each event class of ``game`` by its field name in the game's event message (read
+    once a game: every event a bot receives is decoded through it)."""
+    return {_snake(cls.__name__): cls for spec in GAMES.values() if spec.id == game
+            for cls in spec.events}
 
 
 def event_message(cls: type) -> Descriptor:
