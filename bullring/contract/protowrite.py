@@ -109,7 +109,7 @@ def _cards_body(cards: Sequence[int]) -> bytes:
 def _card_list_heads(key: bytes) -> tuple[bytes, ...]:
     """For each n below 126, the head of a ``Cards`` field of n one-byte cards: the field's
     key, the message's length, its ``cards`` key and length (an empty message: key, 0)."""
-    return (key + b"\x00", *(key + bytes((n + 2, 10, n)) for n in range(1, 126)))
+    return (key + b"\x00", *(key + head for head in _CARDS_HEADS[1:]))
 
 
 _LINES = {
