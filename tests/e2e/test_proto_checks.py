@@ -82,7 +82,7 @@ def test_a_changed_field_type_on_main_fails_against_the_previous_commit(repo: Pa
 def test_an_added_field_is_compatible(repo: Path) -> None:
     """Adding a commented field is neither a lint finding nor a breaking change."""
     _edit_and_commit(repo, "  int32 time_left_ms = 4;\n",
-                     "  int32 time_left_ms = 4;\n  // A new field.\n  int32 extra = 7;\n")
+                     "  int32 time_left_ms = 4;\n  // A new field.\n  int32 extra = 100;\n")
     result = _check(repo)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "check-protos: ok" in result.stdout
