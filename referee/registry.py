@@ -77,6 +77,28 @@ DealtState = Callable[[int, Mapping[str, Any] | None, int, Sequence[Sequence[int
 """A game's constructor dealt from given deals (by round) as far as they go, then from the
 seed: how a replay recorded elsewhere is re-checked from its rounds."""
 
+RoundPlan: TypeAlias = list[tuple[str, dict[Seat, Action]]]
+"""The answers a round record says were given, one decision point at a time in the order the
+rules ask them, each with where in the record it is written (``tricks[3].plays``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundsReplay:
+    """How a game's replay is checked from its rounds alone, when its match log holds no
+    answer (a replay recorded by another program): each round is dealt as its record says,
+    then played as its record says (docs/replay-format.md). The two readers take one round
+    record (a ROUND of docs/replay-format.md) and raise KeyError, TypeError, ValueError or
+    AttributeError for a record they cannot read."""
+
+    dealt_state: DealtState
+    """The constructor from given deals, each what ``deal`` reads from a round."""
+    deal: Callable[[Mapping[str, Any]], list[int]]
+    """The cards of a round as its record says they were dealt, in the order the game deals
+    them (one entry of ``dealt_state``'s deals)."""
+    plan: Callable[[Mapping[str, Any]], RoundPlan]
+    """Every answer of a round as its record says, including those the record implies but
+    does not write down (a No Thanks! seat keeping its hidden card)."""
+
 
 class UnknownGameError(RefereeError):
     """No game is registered under the id asked for."""
@@ -100,9 +122,9 @@ class GameSpec(Generic[ObservationT_co, EventT, ViewT_co]):
     settings: tuple[Setting, ...]
     new_state: Callable[[int, Mapping[str, Any] | None, int],
                         GameState[ObservationT_co, EventT, ViewT_co]]
-    dealt_state: DealtState | None = None
-    """The constructor from given deals, for games whose replays can be checked from their
-    rounds alone; None if this game's cannot."""
+    replay_from_rounds: RoundsReplay | None = None
+    """How this game's replays are checked from their rounds alone (those whose match log
+    holds no answer); None if they cannot be, and a replay without a log is refused."""
     observation: type | None = None
     """The NamedTuple a seat's observation is. The contract encodes it as the message in
     ``DecisionRequest``'s field named after the game's id, field by field by name."""
