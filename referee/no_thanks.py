@@ -46,9 +46,10 @@ class Move(enum.StrEnum):
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("rounds", 1, "rounds played; totals add up", minimum=1, maximum=100),
+    Setting("rounds", 1, "rounds played; totals add up", minimum=1, maximum=100,
+            public_max=10),
     Setting("chips", 0, "chips per seat; 0 means by seat count (11 for 2-5, 9 for 6, 7 for 7)",
-            minimum=0, maximum=100),
+            minimum=0, maximum=100, public_max=20),
     Setting("hidden_card", False, "each seat is dealt one removed card it may reveal"),
     Setting("tens_out", False, "remove 10, 20 and 30 openly; 10 chips each, 6 removed cards"),
     Setting("two_seats", False, "allow a 2-seat match (11 chips each)"),
