@@ -10,10 +10,11 @@ web page read a game only through it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Generic, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, TypeVar
 
 from bullring.referee.core import Action, Decision, RefereeError, Seat
 from bullring.referee.settings import Setting, SettingValue
@@ -184,24 +185,50 @@ def discover(found: Iterable[EntryPoint] | None = None,
                                                         item[1].id, item[1].version)))
 
 
-SOURCES: dict[str, str] = {}
+SOURCES: dict[str, str]
 """The distribution that registers each game, by versioned id (``bullring-sdk`` for the
-games Bullring comes with)."""
+games Bullring comes with); found with ``GAMES``."""
 
-GAMES: dict[str, AnyGameSpec] = discover(sources=SOURCES)
-"""Every game the installed distributions register, by versioned id."""
+GAMES: dict[str, AnyGameSpec]
+"""Every game the installed distributions register, by versioned id; found on first use, not
+when this module is imported, since a game's own module imports this one (for ``GameSpec``)
+and may be the first to."""
+
+_FINDING = threading.RLock()
+"""Held while the games are found, so that they are found once."""
+
+
+def _found() -> dict[str, AnyGameSpec]:
+    """``GAMES``, found by the first caller (with ``SOURCES``)."""
+    with _FINDING:
+        if "GAMES" not in globals():
+            sources: dict[str, str] = {}
+            games = discover(sources=sources)
+            globals().update(GAMES=games, SOURCES=sources)
+    found: dict[str, AnyGameSpec] = globals()["GAMES"]
+    return found
+
+
+if not TYPE_CHECKING:  # the type checker reads GAMES and SOURCES as declared above
+    def __getattr__(name: str) -> Any:
+        """``GAMES`` and ``SOURCES``, found on their first use."""
+        if name in ("GAMES", "SOURCES"):
+            _found()
+            return globals()[name]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get_game(game_id: str) -> GameSpec[Any, Any, Any]:
     """Return the game ``six_nimmt/1`` or, for a bare id like ``six_nimmt``, its newest version."""
-    if game_id in GAMES:
-        return GAMES[game_id]
-    versions = [spec for spec in GAMES.values() if spec.id == game_id]
+    games = _found()
+    if game_id in games:
+        return games[game_id]
+    versions = [spec for spec in games.values() if spec.id == game_id]
     if versions:
         return max(versions, key=lambda spec: spec.version)
-    if not GAMES:
+    if not games:
         raise UnknownGameError(f"unknown game {game_id!r}: no game is installed (no entry "
                                f"point of {ENTRY_POINT_GROUP!r}; bullring-sdk registers two: "
                                f"install it again if its metadata is older than its code)")
-    known = ", ".join(sorted(GAMES))
+    known = ", ".join(sorted(games))
     raise UnknownGameError(f"unknown game {game_id!r}; known games: {known}")
