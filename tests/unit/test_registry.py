@@ -65,7 +65,8 @@ def test_an_unknown_game_names_the_games_installed() -> None:
         get_game("chess")
 
 
-@pytest.mark.parametrize("first", ["bullring.referee.games"])
+@pytest.mark.parametrize("first", ["bullring.referee.games", "bullring.referee.six_nimmt.spec",
+                                   "bullring.referee.no_thanks.spec"])
 def test_a_games_own_module_may_be_imported_before_the_registry(first: str) -> None:
     """A module an entry point names imports the registry (for ``GameSpec``): imported
     first, in a fresh interpreter, it still loads, and the registry then finds every game,

@@ -5,8 +5,8 @@ lowest first. A card lower than every row end makes its seat choose a row to tak
 (``CHOOSE_ROW``). The professional variant drafts the hands first (``DRAFT_CARD``).
 
 Here are the decisions and the tricks (``SixNimmtState``); the rounds around them (deal,
-draft, scores, the end) are ``referee/six_nimmt_rounds.py``, the cards, settings, events and
-observations ``referee/six_nimmt_values.py``.
+draft, scores, the end) are ``rounds.py`` beside it, the cards, settings, events and
+observations ``values.py``.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from bullring.referee.core import (
     SettingsError,
 )
 from bullring.referee.seeding import derive_seed
-from bullring.referee.six_nimmt_rounds import CHOOSE_ROW_ASKS, STATE_FIELDS, SixNimmtRounds
-from bullring.referee.six_nimmt_values import (
+from bullring.referee.six_nimmt.rounds import CHOOSE_ROW_ASKS, STATE_FIELDS, SixNimmtRounds
+from bullring.referee.six_nimmt.values import (
     ALONE,
     BULLHEADS,
     GAME_ID,

@@ -1,6 +1,6 @@
 """The values of 6 nimmt! (docs/rules.md §1): its cards and their bullheads, its settings,
 the public events a match emits, and what a seat or a spectator may know. The match itself,
-its rules in motion, is ``referee/six_nimmt.py``."""
+its rules in motion, is ``engine.py`` beside it."""
 
 from __future__ import annotations
 
