@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parent.parent))  # after installed packages
 
-import bullring.referee.six_nimmt
+import bullring.referee.six_nimmt.engine
 from benchmarks.bare_loop import bare_game
 from bullring.sdk.arena import ArenaConfig, play_one, resolved, run
 
@@ -53,7 +53,7 @@ def main() -> None:
     print(f"$ python benchmarks/engine.py --games {args.games} --repeats {args.repeats} "
           f"--chunk {args.chunk} --worker-games {args.worker_games}")
     print("games per CPU-second of one thread; referee modules: "
-          + ("pure Python" if str(bullring.referee.six_nimmt.__file__).endswith(".py")
+          + ("pure Python" if str(bullring.referee.six_nimmt.engine.__file__).endswith(".py")
              else "mypyc-compiled"))
     print(f"{'seats':>5} {'engine games/s':>15} {'bare loop games/s':>18} {'ratio':>6}  "
           f"chunk ratios' quartiles")

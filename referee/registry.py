@@ -10,10 +10,11 @@ web page read a game only through it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Generic, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, TypeVar
 
 from bullring.referee.core import Action, Decision, RefereeError, Seat
 from bullring.referee.settings import Setting, SettingValue
@@ -77,6 +78,28 @@ DealtState = Callable[[int, Mapping[str, Any] | None, int, Sequence[Sequence[int
 """A game's constructor dealt from given deals (by round) as far as they go, then from the
 seed: how a replay recorded elsewhere is re-checked from its rounds."""
 
+RoundPlan: TypeAlias = list[tuple[str, dict[Seat, Action]]]
+"""The answers a round record says were given, one decision point at a time in the order the
+rules ask them, each with where in the record it is written (``tricks[3].plays``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundsReplay:
+    """How a game's replay is checked from its rounds alone, when its match log holds no
+    answer (a replay recorded by another program): each round is dealt as its record says,
+    then played as its record says (docs/replay-format.md). The two readers take one round
+    record (a ROUND of docs/replay-format.md) and raise KeyError, TypeError, ValueError or
+    AttributeError for a record they cannot read."""
+
+    dealt_state: DealtState
+    """The constructor from given deals, each what ``deal`` reads from a round."""
+    deal: Callable[[Mapping[str, Any]], list[int]]
+    """The cards of a round as its record says they were dealt, in the order the game deals
+    them (one entry of ``dealt_state``'s deals)."""
+    plan: Callable[[Mapping[str, Any]], RoundPlan]
+    """Every answer of a round as its record says, including those the record implies but
+    does not write down (a No Thanks! seat keeping its hidden card)."""
+
 
 class UnknownGameError(RefereeError):
     """No game is registered under the id asked for."""
@@ -100,9 +123,9 @@ class GameSpec(Generic[ObservationT_co, EventT, ViewT_co]):
     settings: tuple[Setting, ...]
     new_state: Callable[[int, Mapping[str, Any] | None, int],
                         GameState[ObservationT_co, EventT, ViewT_co]]
-    dealt_state: DealtState | None = None
-    """The constructor from given deals, for games whose replays can be checked from their
-    rounds alone; None if this game's cannot."""
+    replay_from_rounds: RoundsReplay | None = None
+    """How this game's replays are checked from their rounds alone (those whose match log
+    holds no answer); None if they cannot be, and a replay without a log is refused."""
     observation: type | None = None
     """The NamedTuple a seat's observation is. The contract encodes it as the message in
     ``DecisionRequest``'s field named after the game's id, field by field by name."""
@@ -162,24 +185,50 @@ def discover(found: Iterable[EntryPoint] | None = None,
                                                         item[1].id, item[1].version)))
 
 
-SOURCES: dict[str, str] = {}
+SOURCES: dict[str, str]
 """The distribution that registers each game, by versioned id (``bullring-sdk`` for the
-games Bullring comes with)."""
+games Bullring comes with); found with ``GAMES``."""
 
-GAMES: dict[str, AnyGameSpec] = discover(sources=SOURCES)
-"""Every game the installed distributions register, by versioned id."""
+GAMES: dict[str, AnyGameSpec]
+"""Every game the installed distributions register, by versioned id; found on first use, not
+when this module is imported, since a game's own module imports this one (for ``GameSpec``)
+and may be the first to."""
+
+_FINDING = threading.RLock()
+"""Held while the games are found, so that they are found once."""
+
+
+def _found() -> dict[str, AnyGameSpec]:
+    """``GAMES``, found by the first caller (with ``SOURCES``)."""
+    with _FINDING:
+        if "GAMES" not in globals():
+            sources: dict[str, str] = {}
+            games = discover(sources=sources)
+            globals().update(GAMES=games, SOURCES=sources)
+    found: dict[str, AnyGameSpec] = globals()["GAMES"]
+    return found
+
+
+if not TYPE_CHECKING:  # the type checker reads GAMES and SOURCES as declared above
+    def __getattr__(name: str) -> Any:
+        """``GAMES`` and ``SOURCES``, found on their first use."""
+        if name in ("GAMES", "SOURCES"):
+            _found()
+            return globals()[name]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get_game(game_id: str) -> GameSpec[Any, Any, Any]:
     """Return the game ``six_nimmt/1`` or, for a bare id like ``six_nimmt``, its newest version."""
-    if game_id in GAMES:
-        return GAMES[game_id]
-    versions = [spec for spec in GAMES.values() if spec.id == game_id]
+    games = _found()
+    if game_id in games:
+        return games[game_id]
+    versions = [spec for spec in games.values() if spec.id == game_id]
     if versions:
         return max(versions, key=lambda spec: spec.version)
-    if not GAMES:
+    if not games:
         raise UnknownGameError(f"unknown game {game_id!r}: no game is installed (no entry "
                                f"point of {ENTRY_POINT_GROUP!r}; bullring-sdk registers two: "
                                f"install it again if its metadata is older than its code)")
-    known = ", ".join(sorted(GAMES))
+    known = ", ".join(sorted(games))
     raise UnknownGameError(f"unknown game {game_id!r}; known games: {known}")

@@ -7,11 +7,11 @@ the engine and compares every round record, total and rank with the file.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from bullring.referee.core import RefereeError
-from bullring.referee.registry import AnyGameState, get_game
+from bullring.referee.registry import AnyGameState, RoundPlan, get_game
 
 FORMAT = "bullring.replay/1"
 """The format string this module writes and reads."""
@@ -89,25 +89,26 @@ def verify(replay: dict[str, Any]) -> str:
     if not isinstance(events, list) or not isinstance(rounds, list):
         raise ReplayError("events and rounds must be lists")
     from_log = any(isinstance(e, dict) and e.get("type") == ANSWER for e in events)
-    if not from_log and spec.dealt_state is None:
+    reader = spec.replay_from_rounds
+    if not from_log and reader is None:
         raise ReplayError(f"the match log holds no answer, and {spec.id} replays cannot be "
                           f"checked from their rounds alone")
     try:
-        if from_log or spec.dealt_state is None:
+        if from_log or reader is None:
             state = spec.new_state(len(replay["seats"]), replay["settings"],
                                    int(replay["seed"]))
         else:
-            state = spec.dealt_state(len(replay["seats"]), replay["settings"],
-                                     int(replay["seed"]), [_deal(spec.id, r) for r in rounds])
+            state = reader.dealt_state(len(replay["seats"]), replay["settings"],
+                                       int(replay["seed"]), [reader.deal(r) for r in rounds])
     except RefereeError as exc:
         raise ReplayError(f"settings: {exc}") from exc
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ReplayError(f"rounds: not a deal this reader understands ({exc!r})") from exc
-    if from_log:
+    if from_log or reader is None:
         _replay_answers(state, events)
         _check_time_bank(state.settings, events, len(replay["seats"]))
     else:
-        _replay_rounds(state, rounds)
+        _replay_rounds(state, rounds, reader.plan)
     termination = replay["termination"]
     if termination == "normal" and not state.over:
         raise ReplayError("termination is 'normal' but the answers do not finish the game")
@@ -121,53 +122,18 @@ def verify(replay: dict[str, Any]) -> str:
     return FROM_LOG if from_log else FROM_ROUNDS
 
 
-def _deal(game: str, record: dict[str, Any]) -> list[int]:
-    """The cards of a round as its record says they were dealt, in the order the engine
-    deals them (``new_state``'s ``deals``)."""
-    if game == "six_nimmt":
-        if "draft" in record:
-            return []  # drafted from the whole pool: nothing was dealt
-        return [c for hand in record["hands"] for c in hand] + [r[0] for r in record["rows"]]
-    hidden = list(record.get("hidden") or [])
-    return hidden + [c for c in record["removed"] if c not in hidden] + list(record["deck"])
-
-
-def _round_plan(game: str, record: dict[str, Any]) -> list[tuple[str, dict[int, Any]]]:
-    """The answers a round record says were given, in order, each with where it is."""
-    plan: list[tuple[str, dict[int, Any]]] = []
-    if game == "six_nimmt":
-        for p, pick in enumerate(record.get("draft") or []):
-            plan.append((f"draft[{p}]", {int(pick["seat"]): pick["card"]}))
-        for t, trick in enumerate(record["tricks"]):
-            plan.append((f"tricks[{t}].plays", dict(enumerate(trick["plays"]))))
-            choice = trick.get("row_choice")
-            if choice is not None:
-                plan.append((f"tricks[{t}].row_choice", {int(choice["seat"]): choice["row"]}))
-        return plan
-    for t, turn in enumerate(record["turns"]):
-        action = "reveal" if turn["action"] == "reveal_hidden" else turn["action"]
-        plan.append((f"turns[{t}]", {int(turn["seat"]): action}))
-    return plan
-
-
-def _replay_rounds(state: AnyGameState, rounds: list[Any]) -> None:
-    """Play the answers the round records give (a No Thanks! seat that does not reveal
-    its hidden card keeps it); raise ReplayError naming the first that does not fit."""
+def _replay_rounds(state: AnyGameState, rounds: list[Any],
+                   plan: Callable[[Mapping[str, Any]], RoundPlan]) -> None:
+    """Play the answers the round records give, as the game's ``plan`` reads them; raise
+    ReplayError naming the first that does not fit."""
     for r, record in enumerate(rounds):
         try:
-            plan = _round_plan(state.game, record)
+            steps = plan(record)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ReplayError(f"rounds[{r}]: not a round this reader understands "
                               f"({exc!r})") from exc
-        for where, answers in plan:
+        for where, answers in steps:
             path = f"rounds[{r}].{where}"
-            kept = [s for s, d in state.pending.items()
-                    if d.kind == "REVEAL_HIDDEN_CARD" and answers.get(s) != "reveal"]
-            try:
-                if kept:
-                    state.apply({s: "keep" for s in kept})
-            except RefereeError as exc:
-                raise ReplayError(f"{path}: {exc}") from exc
             if state.over or answers.keys() != state.pending.keys():
                 raise ReplayError(f"{path}: seats {sorted(answers)} answer, but the rules ask "
                                   f"{sorted(state.pending)}")

@@ -26,6 +26,10 @@ class Setting:
     choices: tuple[str, ...] = ()
     minimum: int | None = None
     maximum: int | None = None
+    public_max: int | None = None
+    """For an integer setting that drives a match's work (its rounds, how long it lasts):
+    the most a match made without the admin token may ask for, unless the server's operator
+    sets another (``bullring serve --match-cap NAME=MAX``). None: only ``maximum`` bounds it."""
 
     def parse(self, raw: object) -> SettingValue:
         """Return ``raw`` (a native value or command-line text) as this setting's value."""

@@ -22,59 +22,112 @@ from __future__ import annotations
 import ipaddress
 import math
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 
 from limits import RateLimitItemPerHour
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 
 from bullring.errors import ConfigurationError
+from bullring.referee.registry import GAMES
+from bullring.referee.settings import Setting
 from bullring.server.errors import HourlyQuotaError, SettingOverCapError
+
+CLOCK_CAPS = ("deadline_ms", "max_timeouts", "time_bank_ms")
+"""The settings every game has (``COMMON_SETTINGS``) that ``MatchCaps`` caps itself."""
 
 
 @dataclass(frozen=True, slots=True)
 class MatchCaps:
     """The most each setting that drives a match's work may ask for, in a match made
-    without the admin token. A match within every cap is at most 10 rounds of at most 10
-    seats, and a silent seat costs at most ``max_timeouts`` deadlines plus its bank."""
+    without the admin token: the table and the clock, every game's, and each game's own
+    settings that declare a public cap (``Setting.public_max``) or that the operator caps by
+    name (``games``). With the defaults a match is at most 10 rounds of at most 10 seats
+    (the games' own caps), and a silent seat costs at most ``max_timeouts`` deadlines plus
+    its bank."""
 
     seats: int = 10
     """Seats at the table (every game's largest table fits)."""
-    rounds: int = 10
-    """A game's ``rounds`` setting: the rounds played."""
-    end_threshold: int = 100
-    """A game's ``end_threshold`` setting: the total that ends the game."""
-    chips: int = 20
-    """A game's ``chips`` setting: chips per seat (each one more pass)."""
     deadline_ms: int = 60_000
     """``deadline_ms``, the time for each decision."""
     max_timeouts: int = 5
     """``max_timeouts``, timeouts in a row before a seat counts as disconnected."""
     time_bank_ms: int = 60_000
     """``time_bank_ms``, each seat's extra time for the whole match."""
+    games: Mapping[str, int] = field(default_factory=dict, hash=False)
+    """The operator's caps on the games' own settings, by name (``rounds``: every game's
+    ``rounds``), in place of the caps the games declare; each a name some installed game
+    caps (``game_names``)."""
 
     def __post_init__(self) -> None:
-        for name in self.names():
-            if getattr(self, name) < 1:
-                raise ConfigurationError(f"the cap on {name} must be at least 1, not "
-                                 f"{getattr(self, name)}")
+        unknown = sorted(set(self.games) - set(self.game_names()))
+        if unknown:
+            raise ConfigurationError(f"no cap on {unknown[0]!r}; caps: "
+                                     f"{', '.join(self.names())}")
+        caps = {name: getattr(self, name) for name in ("seats", *CLOCK_CAPS)}
+        for name, cap in {**caps, **self.games}.items():
+            if cap < 1:
+                raise ConfigurationError(f"the cap on {name} must be at least 1, not {cap}")
+
+    @classmethod
+    def given(cls, caps: Iterable[tuple[str, int]]) -> MatchCaps:
+        """The caps with the operator's (``--match-cap NAME=MAX``, as name and cap pairs,
+        the last of a name counting) in place of the defaults; raises ConfigurationError
+        for a name nothing caps or a cap below 1."""
+        own: dict[str, int] = {}
+        games: dict[str, int] = {}
+        for name, cap in caps:
+            (own if name in ("seats", *CLOCK_CAPS) else games)[name] = cap
+        return cls(**own, games=games)
+
+    @staticmethod
+    def game_names() -> tuple[str, ...]:
+        """The games' own settings that have a cap: those an installed game declares with
+        a ``public_max``, in the order of the games and their settings."""
+        found = (s.name for spec in GAMES.values() for s in spec.settings
+                 if s.public_max is not None and s.name not in CLOCK_CAPS)
+        return tuple(dict.fromkeys(found))
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        """The settings that have a cap, ``seats`` first."""
-        return tuple(f.name for f in fields(cls))
+        """Every name that has a cap, ``seats`` first, the clock's last."""
+        return ("seats", *cls.game_names(), *CLOCK_CAPS)
 
-    def check(self, seats: int, settings: Mapping[str, object]) -> None:
+    def cap(self, setting: Setting) -> int | None:
+        """The cap on a game's ``setting``: the clock's, the operator's for its name, else
+        the game's own (``public_max``); None if nothing caps it."""
+        if setting.name in CLOCK_CAPS:
+            return int(getattr(self, setting.name))
+        if isinstance(setting.default, bool) or not isinstance(setting.default, int):
+            return None
+        return self.games.get(setting.name, setting.public_max)
+
+    def defaults(self) -> dict[str, int]:
+        """Every cap by name, as ``names`` orders them (a game's own: the operator's, else
+        the most any installed game declares)."""
+        declared: dict[str, int] = {}
+        for spec in GAMES.values():
+            for s in spec.settings:
+                if s.public_max is not None and s.name not in CLOCK_CAPS:
+                    declared[s.name] = max(declared.get(s.name, 0), s.public_max)
+        return {name: getattr(self, name) if name in ("seats", *CLOCK_CAPS)
+                else self.games.get(name, declared[name]) for name in self.names()}
+
+    def check(self, seats: int, settings: Mapping[str, object],
+              declared: Sequence[Setting] = ()) -> None:
         """Refuse (SettingOverCapError) a table of ``seats`` or a setting of ``settings``
-        (the engine's, every setting written out) above its cap; a setting a game does not
-        have is not checked."""
+        (the engine's, every setting written out) above its cap; ``declared`` is the game's
+        settings (``GameSpec.settings``), which say what each is capped at. A setting that
+        is not among them, or that nothing caps, is not checked."""
+        caps: dict[str, int | None] = {"seats": self.seats}
+        caps.update((s.name, self.cap(s)) for s in declared if s.name not in CLOCK_CAPS)
+        caps.update((name, getattr(self, name)) for name in CLOCK_CAPS)
         asked: dict[str, object] = {"seats": seats, **settings}
-        for name in self.names():
+        for name, cap in caps.items():
             value = asked.get(name)
-            if isinstance(value, bool) or not isinstance(value, int):
+            if cap is None or isinstance(value, bool) or not isinstance(value, int):
                 continue
-            cap = getattr(self, name)
             if value > cap:
                 raise SettingOverCapError(
                     f"{name} is at most {cap} in a match made without the admin token, not "

@@ -118,7 +118,7 @@ def serve_options(args: argparse.Namespace) -> ServerOptions:
                                            stall_timeout_s=args.stall_timeout),
                                        human_matches=args.human_matches,
                                        admin_token_file=args.admin_token_file,
-                                       caps=MatchCaps(**dict(args.match_cap)), quotas=quotas,
+                                       caps=MatchCaps.given(args.match_cap), quotas=quotas,
                                        challenge_retention_s=args.challenge_retention,
                                        replay_cache_bytes=args.replay_cache_mb << 20,
                                        metrics=args.metrics, log_format=args.log_format,
@@ -233,8 +233,8 @@ def _add_serve(commands: cli.Commands) -> None:
                         metavar="NAME=MAX",
                         help="the most a match made without the admin token (a person's "
                              "match, a challenge, a practice match) may ask for: seats=10, "
-                             "rounds=10, end_threshold=100, chips=20, deadline_ms=60000, "
-                             "max_timeouts=5, time_bank_ms=60000 unless given")
+                             "deadline_ms=60000, max_timeouts=5, time_bank_ms=60000 and each "
+                             "game's own caps (bullring games lists them) unless given")
     quotas.add_argument("--human-open-per-address", type=cli.non_negative(), default=2,
                         metavar="N",
                         help="matches for people one address may have open at once "
@@ -284,10 +284,14 @@ def _games(_args: argparse.Namespace) -> int:
         ladder = f"{table.minimum}" if table.minimum == table.maximum \
             else f"{table.minimum}-{table.maximum}"
         settings = ", ".join(f"{s.name}={str(s.default).lower()}" for s in spec.settings)
+        caps = ", ".join(f"{s.name}={s.public_max}" for s in spec.settings
+                         if s.public_max is not None)
         print(f"{versioned}  {spec.title}  (from {SOURCES.get(versioned, '?')})\n"
               f"  seats {spec.min_seats}-{spec.max_seats}, ladder tables {ladder}; "
               f"web view: {'its own' if spec.web_view else 'generic'}\n"
-              f"  settings: {settings}")
+              f"  settings: {settings}"
+              + (f"\n  caps without the admin token (--match-cap NAME=MAX): {caps}"
+                 if caps else ""))
     return 0
 
 

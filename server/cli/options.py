@@ -100,8 +100,8 @@ def database_problem(exc: BaseException) -> str:
 
 class MatchCapArg(cli.ArgType):
     """``NAME=MAX``: the cap on one setting of a match made without the admin token
-    (``bullring.server.quotas.MatchCaps``: seats, rounds, end_threshold, chips,
-    deadline_ms, max_timeouts, time_bank_ms)."""
+    (``bullring.server.quotas.MatchCaps.names``: seats, the clock's settings and each
+    installed game's own capped settings)."""
 
     good = "rounds=20"
     bad = ("rounds", "rounds=0", "rounds=x", "colour=3")

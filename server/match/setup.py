@@ -122,7 +122,7 @@ def create_match(store: Store, game: str, seats: int, settings: Mapping[str, str
     except (RefereeError, UnknownBotError) as exc:
         raise MatchSetupError(str(exc)) from exc
     if caps is not None:
-        caps.check(seats, state.settings)
+        caps.check(seats, state.settings, spec.settings)
     given = {**human_names(people), **house_seat_names(house)}
     seat_names = tuple(given.get(s, f"seat{s}") for s in range(seats))
     match_id, tokens = store.create_match(spec.id, state.settings, seed, seat_names, house,

@@ -262,7 +262,7 @@ def test_protocol_settings_table_is_the_engines_and_the_caps() -> None:
                 kind, values = "integer", f"{setting.minimum}..{setting.maximum}"
             else:
                 kind, values = "choice", ", ".join(f"`{c}`" for c in setting.choices)
-            cap = str(getattr(caps, setting.name)) if setting.name in caps.names() else ""
+            cap = "" if caps.cap(setting) is None else str(caps.cap(setting))
             expected[(where, setting.name)] = (kind, str(setting.default).lower(), values, cap)
     assert rows == expected
 

@@ -23,9 +23,16 @@ import pytest
 
 from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
+from bullring.errors import BullringError
 from bullring.referee import six_nimmt
 from bullring.sdk import runner
 from bullring.sdk.cli import bot as runner_cli
+from bullring.sdk.errors import (
+    CallFailedError,
+    RequestRejectedError,
+    ServerUnreachableError,
+    TokenRefusedError,
+)
 from tests.bots.low_card import LowCard
 from tests.integration.fake_referee import (
     ENDED,
@@ -136,22 +143,26 @@ def test_reconnects_into_the_same_seat(caplog: pytest.LogCaptureFixture) -> None
 
 
 @pytest.mark.timeout(30)
-@pytest.mark.parametrize(("code", "error"), [
-    (grpc.StatusCode.UNAUTHENTICATED, PermissionError),
-    (grpc.StatusCode.PERMISSION_DENIED, PermissionError),
-    (grpc.StatusCode.INVALID_ARGUMENT, ValueError),
-    (grpc.StatusCode.RESOURCE_EXHAUSTED, ValueError),
+@pytest.mark.parametrize(("code", "error", "built_in"), [
+    (grpc.StatusCode.UNAUTHENTICATED, TokenRefusedError, PermissionError),
+    (grpc.StatusCode.PERMISSION_DENIED, TokenRefusedError, PermissionError),
+    (grpc.StatusCode.INVALID_ARGUMENT, RequestRejectedError, ValueError),
+    (grpc.StatusCode.RESOURCE_EXHAUSTED, RequestRejectedError, ValueError),
+    (grpc.StatusCode.FAILED_PRECONDITION, CallFailedError, RuntimeError),
 ])
-def test_refusals_are_not_retried(code: grpc.StatusCode, error: type[Exception]) -> None:
-    """A refused token or request raises at once, with the server's details."""
+def test_refusals_are_not_retried(code: grpc.StatusCode, error: type[BullringError],
+                                  built_in: type[Exception]) -> None:
+    """A refused token or request raises at once, with the server's details, as the SDK's
+    error of its kind, which ``except`` of the built-in kind still catches."""
 
     async def script(connection: int, context: Any) -> None:
         await context.abort(code, "no seat has this token")
 
     async def main() -> int:
         async with FakeReferee(script) as referee:
-            with pytest.raises(error, match=f"{code.name}: no seat has this token"):
+            with pytest.raises(error, match=f"{code.name}: no seat has this token") as caught:
                 await runner.play(referee.address, "bad", "house:random")
+            assert isinstance(caught.value, built_in)
             return referee.connections
 
     assert asyncio.run(main()) == 1
@@ -224,8 +235,10 @@ def test_a_refused_connection_ends_the_run_after_a_second(caplog: pytest.LogCapt
     caplog.set_level(logging.DEBUG, logger="bullring.bot")
     address = f"127.0.0.1:{free_port()}"
     began = time.monotonic()
-    with pytest.raises(ConnectionError, match=f"^{address} refused the connection"):
+    with pytest.raises(ServerUnreachableError, match=f"^{address} refused the connection") \
+            as caught:
         asyncio.run(runner.play(address, TOKEN, "house:random", give_up_after_s=60))
+    assert isinstance(caught.value, ConnectionError)
     assert runner.REFUSED_FOR_S <= time.monotonic() - began < 30
     retries = [r for r in caplog.records if "reconnecting in" in r.getMessage()]
     assert len(retries) >= 3 and {r.levelno for r in retries} == {logging.DEBUG}
@@ -331,7 +344,7 @@ def test_gives_up_when_nothing_answers(caplog: pytest.LogCaptureFixture) -> None
         silent.listen(8)
         address = f"127.0.0.1:{silent.getsockname()[1]}"
         began = time.monotonic()
-        with pytest.raises(ConnectionError, match=f"gave up on {address} after 0.6 s"):
+        with pytest.raises(ServerUnreachableError, match=f"gave up on {address} after 0.6 s"):
             asyncio.run(runner.play(address, TOKEN, "house:random", give_up_after_s=0.6))
     assert 0.5 < time.monotonic() - began < 10
     assert caplog.text.count("reconnecting in") >= 1  # backed off, but kept trying

@@ -17,7 +17,7 @@ import pytest
 from tests.compiled import ROOT, SOURCES, compiled_in_tree, module_name, stale_sources
 
 PROBE = """
-import json, bullring.referee.six_nimmt as m, bullring.server.match.runner as runner
+import json, bullring.referee.six_nimmt.engine as m, bullring.server.match.runner as runner
 from bullring.sdk.arena import ArenaConfig, play_one
 config = ArenaConfig("six_nimmt", ("random", "greedy", "random", "random"), 6, seed=9)
 outcomes = [play_one(config, i) for i in range(6)]
@@ -54,7 +54,7 @@ def test_compiled_and_pure_play_the_same_games(tmp_path: Path) -> None:
     here = probe(ROOT)
     assert str(here["file"]).endswith(".py") is not bool(compiled_in_tree())
     pure = probe(sources_only(tmp_path))
-    assert str(pure["file"]).endswith("six_nimmt.py")
+    assert str(pure["file"]).endswith("six_nimmt/engine.py")
     assert str(pure["runner"]).endswith("match/runner.py")
     assert here["outcomes"] == pure["outcomes"]
     assert here["replay"] == pure["replay"]

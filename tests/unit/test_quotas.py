@@ -8,26 +8,51 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from bullring.referee.registry import get_game
 from bullring.server.errors import HourlyQuotaError, SettingOverCapError
 from bullring.server.match.archive import Archive
 from bullring.server.quotas import HourlyQuota, MatchCaps, Quotas, address_key
 
 
 def test_a_setting_above_its_cap_is_refused_naming_it_and_the_cap() -> None:
-    """Every capped setting is checked; a value at the cap passes; a setting a game does
-    not have, or a choice, is not checked; a cap below 1 is refused."""
+    """Every capped setting is checked, a game's own at what the game declares; a value at
+    the cap passes; a setting the game does not declare, or a choice, is not checked; a cap
+    below 1 or on a name nothing caps is refused."""
     caps = MatchCaps()
-    caps.check(10, {"rounds": 10, "deadline_ms": 60_000, "variant": "standard",
-                    "hidden_card": True})
-    for name in MatchCaps.names():
-        with pytest.raises(SettingOverCapError, match=rf"^{name} is at most "
-                                                      rf"{getattr(caps, name)} .*--match-cap "
-                                                      rf"{name}=MAX"):
-            caps.check(2, {name: getattr(caps, name) + 1})
+    six_nimmt, no_thanks = get_game("six_nimmt").settings, get_game("no_thanks").settings
+    caps.check(10, {"rounds": 10, "end_threshold": 100, "deadline_ms": 60_000,
+                    "variant": "standard", "hidden_card": True}, six_nimmt)
+    caps.check(10, {"chips": 1000, "end_threshold": 1000}, ())
+    assert caps.defaults() == {"seats": 10, "end_threshold": 100, "rounds": 10, "chips": 20,
+                               "deadline_ms": 60_000, "max_timeouts": 5,
+                               "time_bank_ms": 60_000}
+    for name, cap in caps.defaults().items():
+        with pytest.raises(SettingOverCapError, match=rf"^{name} is at most {cap} "
+                                                      rf".*--match-cap {name}=MAX"):
+            caps.check(2, {name: cap + 1}, six_nimmt + no_thanks)
     with pytest.raises(ValueError, match="rounds must be at least 1"):
-        MatchCaps(rounds=0)
+        MatchCaps.given([("rounds", 0)])
+    with pytest.raises(ValueError, match="seats must be at least 1"):
+        MatchCaps.given([("seats", 0)])
+    with pytest.raises(ValueError, match="no cap on 'colour'; caps: seats, "):
+        MatchCaps.given([("colour", 3)])
     with pytest.raises(ValueError, match="0 \\(off\\) or more"):
         Quotas(human_per_hour_per_address=-1)
+
+
+def test_the_operator_moves_a_cap_by_name_for_every_game_that_has_it() -> None:
+    """``--match-cap rounds=3`` caps every game's ``rounds`` at 3, the operator's last word
+    counting, and leaves the other caps as the games declare them."""
+    caps = MatchCaps.given([("rounds", 5), ("rounds", 3), ("deadline_ms", 2000)])
+    assert caps.deadline_ms == 2000 and caps.defaults()["rounds"] == 3
+    for game in ("six_nimmt", "no_thanks"):
+        declared = get_game(game).settings
+        caps.check(4, {"rounds": 3}, declared)
+        with pytest.raises(SettingOverCapError, match=r"^rounds is at most 3 "):
+            caps.check(4, {"rounds": 4}, declared)
+    caps.check(4, {"end_threshold": 100}, get_game("six_nimmt").settings)
+    with pytest.raises(SettingOverCapError, match=r"^deadline_ms is at most 2000 "):
+        caps.check(4, {"deadline_ms": 2001}, ())
 
 
 def test_an_address_counts_as_itself_or_its_ipv6_network() -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from importlib.metadata import EntryPoint
 
 import pytest
@@ -61,3 +63,18 @@ def test_an_unknown_game_names_the_games_installed() -> None:
     """Asking for a game nobody registered says which games are."""
     with pytest.raises(UnknownGameError, match="known games: no_thanks/1, six_nimmt/1"):
         get_game("chess")
+
+
+@pytest.mark.parametrize("first", ["bullring.referee.games", "bullring.referee.six_nimmt.spec",
+                                   "bullring.referee.no_thanks.spec"])
+def test_a_games_own_module_may_be_imported_before_the_registry(first: str) -> None:
+    """A module an entry point names imports the registry (for ``GameSpec``): imported
+    first, in a fresh interpreter, it still loads, and the registry then finds every game,
+    that one included, when first asked."""
+    probe = (f"import {first}\n"
+             "from bullring.referee.registry import GAMES, SOURCES\n"
+             "print(sorted(GAMES), sorted(SOURCES))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "'no_thanks/1', 'six_nimmt/1'] ['no_thanks/1', 'six_nimmt/1']" in done.stdout

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bullring.referee import replay as replay_module
 from bullring.referee.registry import get_game
-from bullring.referee.replay import ReplayError, answer_event, build_replay, verify
+from bullring.referee.replay import (
+    FROM_LOG,
+    FROM_ROUNDS,
+    ReplayError,
+    answer_event,
+    build_replay,
+    verify,
+)
 from bullring.sdk.arena import ArenaConfig, play_game, seating
 from bullring.sdk.house import house_bot
 from bullring.server.cli.main import main
@@ -144,3 +153,41 @@ def test_arena_config_replays(tmp_path: Path) -> None:
 
     play_one(ArenaConfig("six_nimmt", ("random", "random"), 1, replays=tmp_path), 0)
     assert [p.name for p in tmp_path.iterdir()] == ["arena-0-000000.json"]
+
+
+@pytest.mark.parametrize(("game", "settings"), [
+    ("six_nimmt", {}), ("six_nimmt", {"variant": "professional", "rounds": 2}),
+    ("no_thanks", {}), ("no_thanks", {"hidden_card": True, "rounds": 2}),
+    ("no_thanks", {"tens_out": True})])
+def test_a_replay_without_its_log_is_verified_from_its_rounds(
+        game: str, settings: dict[str, Any]) -> None:
+    """A replay with no answer in its log (recorded by another program) and a seed that does
+    not deal it is checked from its rounds alone; a tampered answer in them is a mismatch."""
+    replay = make_replay(game, seats=4, seed=5, settings=settings)
+    replay["events"], replay["seed"] = [], 0
+    assert verify(copy.deepcopy(replay)) == FROM_ROUNDS
+    bad = copy.deepcopy(replay)
+    if game == "six_nimmt":
+        first = bad["rounds"][0]["tricks"][0]
+        first["plays"][1] = next(c for c in range(1, 105) if c not in first["plays"])
+        where = r"rounds\[0\]\.tricks\[0\]\.plays"
+    else:
+        turn = next(t for t in bad["rounds"][0]["turns"] if t["action"] in ("pass", "take"))
+        turn["action"] = "take" if turn["action"] == "pass" else "pass"
+        where = r"rounds\[0\]"
+    with pytest.raises(ReplayError, match=where):
+        verify(bad)
+
+
+def test_a_game_that_cannot_replay_its_rounds_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A game whose spec gives no way to read its rounds (the toy game's) verifies replays
+    from their log; one without a log is refused, naming the game."""
+    spec = dataclasses.replace(get_game("six_nimmt"), id="no_rounds",
+                               replay_from_rounds=None)
+    monkeypatch.setattr(replay_module, "get_game", lambda game_id: spec)
+    replay = make_replay()
+    assert verify(copy.deepcopy(replay)) == FROM_LOG
+    replay["events"] = []
+    with pytest.raises(ReplayError, match="no_rounds replays cannot be checked from their "
+                                          "rounds alone"):
+        verify(replay)

@@ -177,7 +177,7 @@ def test_every_card_holds_its_bullheads(web: ServerProcess, page: Any) -> None: 
         const rows = [];
         for (let i = 0; i < cards.length; i += 5) rows.push(cards.slice(i, i + 5));
         const cols = [["Seat"], ["Took"]];
-        const six = VIEWS.six_nimmt;  // the game's own view (referee/web/six_nimmt.js)
+        const six = VIEWS.six_nimmt;  // the game's own view (referee/six_nimmt/view.js)
         document.getElementById("view").prepend(six.rowsView(rows, null, new Set([55])),
           table("every card", cols, [tr({}, cols, ["all", cardList(cards, six.nimmtCard)])]));
     }""", EVERY_CARD)

@@ -1,5 +1,6 @@
 """The SDK's errors: a local run (arena, tournament) asked for what cannot be played, a bot
-that fails one, a house bot that does not exist, an agent's refused answer. Each is a
+that fails one, a house bot that does not exist, an agent's refused answer, a server that
+refuses a bot's token or request or cannot be reached. Each is a
 ``bullring.errors.BullringError``, so a command reports it in one line with its exit status;
 one that is also a bad value is a ``ValueError`` too."""
 
@@ -85,3 +86,31 @@ class AccessEndedError(BullringError, PermissionError):
 class ChallengeUnplayableError(BullringError, RuntimeError):
     """A practice match or challenge that cannot be played: declined, expired or
     cancelled, as the server says."""
+
+
+class TokenRefusedError(BullringError, PermissionError):
+    """The server refused the bot's token (UNAUTHENTICATED or PERMISSION_DENIED) when it
+    connected or called: no seat, ladder or challenge is played with it; the message holds
+    the server's words."""
+
+    exit_code = ExitCode.REFUSED
+
+
+class ServerUnreachableError(BullringError, ConnectionError):
+    """No server answered: the runner gave up connecting (its addresses refused, or are an
+    HTTP port, or stayed away past ``give_up_after_s``), or a call found none."""
+
+    exit_code = ExitCode.UNREACHABLE
+
+
+class RequestRejectedError(BullringError, ValueError):
+    """The server rejected what the bot asked for as invalid, unknown, out of quota or not
+    possible now (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, NOT_FOUND, FAILED_PRECONDITION): it
+    is not asked again; the message holds the server's words."""
+
+    exit_code = ExitCode.USAGE
+
+
+class CallFailedError(BullringError, RuntimeError):
+    """The server ended a seat's stream or a call with a status the SDK neither retries nor
+    names otherwise; the message names the status and holds the server's words."""

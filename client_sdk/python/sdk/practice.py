@@ -21,8 +21,14 @@ import grpc
 
 from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
-from bullring.errors import ConfigurationError
-from bullring.sdk.errors import ChallengeUnplayableError
+from bullring.errors import BullringError, ConfigurationError
+from bullring.sdk.errors import (
+    CallFailedError,
+    ChallengeUnplayableError,
+    RequestRejectedError,
+    ServerUnreachableError,
+    TokenRefusedError,
+)
 
 POLL_S = 1.0
 """How often a challenge waiting for its opponents' answers is asked about."""
@@ -60,17 +66,17 @@ async def _call(servers: Servers, token: str, method: str, request: Any) -> Any:
     raise ConfigurationError("no server address given")
 
 
-def _error(server: str, exc: grpc.aio.AioRpcError) -> Exception:
+def _error(server: str, exc: grpc.aio.AioRpcError) -> BullringError:
     """A refused call as the error ``runner.play`` would raise for it."""
     code, details = exc.code(), exc.details() or "(no details)"
     if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
-        return PermissionError(f"{server} refused the token: {details}")
+        return TokenRefusedError(f"{server} refused the token: {details}")
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-        return ConnectionError(f"no answer from {server}: {details}")
+        return ServerUnreachableError(f"no answer from {server}: {details}")
     if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
                 grpc.StatusCode.FAILED_PRECONDITION):
-        return ValueError(details)
-    return RuntimeError(f"{server}: {code.name}: {details}")
+        return RequestRejectedError(details)
+    return CallFailedError(f"{server}: {code.name}: {details}")
 
 
 async def ask(server: Servers, token: str, game: str, opponents: Sequence[str]) -> pb.Challenge:

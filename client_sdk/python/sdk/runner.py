@@ -36,10 +36,16 @@ import grpc
 from bullring.commandline import reach
 from bullring.contract import wire
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
-from bullring.errors import ConfigurationError
+from bullring.errors import BullringError, ConfigurationError
 from bullring.sdk.backoff import Backoff
 from bullring.sdk.bot import Bot
 from bullring.sdk.bot_spec import BotFactory, bot_class, bot_factory
+from bullring.sdk.errors import (
+    CallFailedError,
+    RequestRejectedError,
+    ServerUnreachableError,
+    TokenRefusedError,
+)
 from bullring.sdk.seat import Seat
 from bullring.sdk.transports import RETRYABLE, Connection, play_stream, play_unary
 
@@ -93,7 +99,7 @@ class Refusals:
         self.refused: set[str] = set()
 
     def check(self, address: str, finding: reach.Finding | None, reached: bool) -> None:
-        """Raise ``ConnectionError`` when ``finding`` (what a failed dial of ``address``
+        """Raise ``ServerUnreachableError`` when ``finding`` (what a failed dial of ``address``
         found) shows that the addresses will never be a gRPC server, before one has ever
         answered: an HTTP port at once, refusals once every address has refused for
         ``REFUSED_FOR_S`` with no other failure between."""
@@ -101,7 +107,7 @@ class Refusals:
             self.since = None
             self.refused.clear()
             if finding is not None and not reached:
-                raise ConnectionError(finding.message)
+                raise ServerUnreachableError(finding.message)
             return
         now = time.monotonic()
         if self.since is None:
@@ -110,8 +116,8 @@ class Refusals:
         if not reached and now - self.since >= REFUSED_FOR_S and \
                 self.refused.issuperset(self.addresses):
             others = [a for a in self.addresses if a != address]
-            raise ConnectionError(finding.message + (f"; so did {', '.join(others)}"
-                                                     if others else ""))
+            raise ServerUnreachableError(finding.message + (f"; so did {', '.join(others)}"
+                                                            if others else ""))
 
     @property
     def refusing(self) -> bool:
@@ -119,14 +125,14 @@ class Refusals:
         return self.since is not None
 
 
-def _refusal(e: grpc.aio.AioRpcError) -> Exception:
+def _refusal(e: grpc.aio.AioRpcError) -> BullringError:
     """The exception ``play`` raises for a status it does not retry."""
     code, details = e.code(), e.details() or "(no details)"
     if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
-        return PermissionError(f"the server refused the token: {code.name}: {details}")
+        return TokenRefusedError(f"the server refused the token: {code.name}: {details}")
     if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED):
-        return ValueError(f"the server rejected the request: {code.name}: {details}")
-    return RuntimeError(f"the server ended the seat's stream: {code.name}: {details}")
+        return RequestRejectedError(f"the server rejected the request: {code.name}: {details}")
+    return CallFailedError(f"the server ended the seat's stream: {code.name}: {details}")
 
 
 def addresses_of(server: str | Sequence[str]) -> tuple[str, ...]:
@@ -173,22 +179,24 @@ async def play(server: str | Sequence[str], token: str, bot_spec: str, *, seed: 
     When the connection fails (UNAVAILABLE, CANCELLED, DEADLINE_EXCEEDED, INTERNAL, UNKNOWN)
     or the stream ends before MatchEnded, the runner reconnects into the same seat with
     exponential backoff and jitter (0.05 s doubling up to 2 s; with several addresses the
-    pause grows once per round of them). It raises
-    ``ConnectionError`` once ``give_up_after_s`` has passed without a working connection
+    pause grows once per round of them). It raises ``ServerUnreachableError`` (a
+    ``ConnectionError``) once ``give_up_after_s`` has passed without a working connection
     (one on which the server sent something); before the server has ever answered, sooner:
     at once when the address answers HTTP/1.1 (Bullring's HTTP port: the message names the
     gRPC port), and after ``REFUSED_FOR_S`` of refused connections (nothing listens there,
     nor at any other address given).
-    It raises ``PermissionError`` at once for
-    UNAUTHENTICATED / PERMISSION_DENIED, ``ValueError`` for INVALID_ARGUMENT /
-    RESOURCE_EXHAUSTED or a bad bot spec, and ``RuntimeError`` for any other status.
+    It raises ``TokenRefusedError`` (a ``PermissionError``) at once for
+    UNAUTHENTICATED / PERMISSION_DENIED, ``RequestRejectedError`` (a ``ValueError``) for
+    INVALID_ARGUMENT / RESOURCE_EXHAUSTED, ``BotSpecError`` (a ``ValueError``) for a bad bot
+    spec, and ``CallFailedError`` (a ``RuntimeError``) for any other status.
 
     A stream the server ends on purpose carries a last ``Closed`` message, acted on before
     the status (which a client still writing may see as INTERNAL): replaced by a newer
-    connection with the same token raises ``RuntimeError``, a rotated token or a disabled
-    bot ``PermissionError``, each with the server's message; none is reconnected. The
-    bot's ``games`` go in the Join, so a seat or ladder of another game is refused
-    (FAILED_PRECONDITION: ``RuntimeError``) before it is taken.
+    connection with the same token raises ``StreamClosedError`` (a ``RuntimeError``), a
+    rotated token or a disabled bot ``AccessEndedError`` (a ``PermissionError``), each with
+    the server's message; none is reconnected. The bot's ``games`` go in the Join, so a seat
+    or ladder of another game is refused (FAILED_PRECONDITION: ``CallFailedError``) before
+    it is taken.
 
     ``factory`` makes the bots instead of ``bot_spec``, which then only names them in the
     log (``bullring mcp`` plays a seat this way, with a bot that waits for an agent).
@@ -218,9 +226,9 @@ async def play(server: str | Sequence[str], token: str, bot_spec: str, *, seed: 
             address = addresses[at]
             remaining = give_up_after_s - (time.monotonic() - down_since)
             if remaining <= 0:
-                raise ConnectionError(f"gave up on {', '.join(addresses)} after "
-                                      f"{give_up_after_s:g} s without a connection; last "
-                                      f"error: {last_error}")
+                raise ServerUnreachableError(f"gave up on {', '.join(addresses)} after "
+                                             f"{give_up_after_s:g} s without a connection; "
+                                             f"last error: {last_error}")
             conn = Connection()
             log.debug("connecting to %s (%s)%s", address, transport,
                       f", attempt {failures + 1}" if failures else "")

@@ -85,9 +85,9 @@ async def player(ctx: Context, credentials: Credentials) -> Player:
 Caller = Annotated[Player, Depends(player)]
 
 LadderParam = Annotated[str | None, Query(
-    max_length=40, description="with a registered bot's token: the game whose ladder to "
-                               "join, such as six_nimmt (omitted: the server's ladder, if it "
-                               "runs one; required if it runs several)")]
+    max_length=40, description="with a registered bot's token: the id of the game whose "
+                               "ladder to join (GET /api/games; omitted: the server's "
+                               "ladder, if it runs one; required if it runs several)")]
 MatchesParam = Annotated[int, Query(
     ge=0, le=2**31, description="with ladder: play this many matches, then the connection "
                                 "ends (closed, CLOSE_REASON_MATCHES_PLAYED); 0: no limit")]
@@ -95,9 +95,10 @@ PracticeOnlyParam = Annotated[bool, Query(
     description="with ladder: never seat this connection at a rated table; it waits for the "
                 "bot's practice matches and challenges (as Join.practice_only)")]
 GamesParam = Annotated[str | None, Query(
-    max_length=200, description="the games the bot plays, comma-separated (such as "
-                                "no_thanks): a seat or ladder of another game is refused "
-                                "(409 game_mismatch) and stays free; omitted: any game")]
+    max_length=200, description="the ids of the games the bot plays, comma-separated "
+                                "(GET /api/games): a seat or ladder of another game is "
+                                "refused (409 game_mismatch) and stays free; omitted: any "
+                                "game")]
 
 
 def _games(games: str | None) -> list[str]:

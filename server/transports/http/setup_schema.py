@@ -86,8 +86,9 @@ def _value(setting: Setting, caps: MatchCaps | None, seats: int, spec: AnyGameSp
     if isinstance(setting.default, int):
         low = setting.minimum if setting.minimum is not None else 0
         high = setting.maximum if setting.maximum is not None else 2**31 - 1
-        if caps is not None and setting.name in MatchCaps.names():
-            high = min(high, getattr(caps, setting.name))
+        cap = None if caps is None else caps.cap(setting)
+        if cap is not None:
+            high = min(high, cap)
         return {"type": "string", "pattern": digits(low, high),
                 "description": f"{text}: {low} to {high}"}
     return {"type": "string", "enum": list(setting.choices), "description": text}

@@ -5,8 +5,8 @@ lowest first. A card lower than every row end makes its seat choose a row to tak
 (``CHOOSE_ROW``). The professional variant drafts the hands first (``DRAFT_CARD``).
 
 Here are the decisions and the tricks (``SixNimmtState``); the rounds around them (deal,
-draft, scores, the end) are ``referee/six_nimmt_rounds.py``, the cards, settings, events and
-observations ``referee/six_nimmt_values.py``.
+draft, scores, the end) are ``rounds.py`` beside it, the cards, settings, events and
+observations ``values.py``.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from bullring.referee.core import (
     SettingsError,
 )
 from bullring.referee.seeding import derive_seed
-from bullring.referee.six_nimmt_rounds import CHOOSE_ROW_ASKS, STATE_FIELDS, SixNimmtRounds
-from bullring.referee.six_nimmt_values import (
+from bullring.referee.six_nimmt.rounds import CHOOSE_ROW_ASKS, STATE_FIELDS, SixNimmtRounds
+from bullring.referee.six_nimmt.values import (
     ALONE,
     BULLHEADS,
     GAME_ID,
@@ -279,7 +279,31 @@ def new_state(seats: int, settings: Mapping[str, Any] | None = None,
     return SixNimmtState(seats, settings, seed, deals)
 
 
+def round_deal(record: Mapping[str, Any]) -> list[int]:
+    """The cards of a round as its replay record says they were dealt, in the order
+    ``new_state`` takes its ``deals``: the hands by seat, then the rows' first cards (none
+    for a drafted round, whose hands come from the whole pool)."""
+    if "draft" in record:
+        return []
+    return [c for hand in record["hands"] for c in hand] + [r[0] for r in record["rows"]]
+
+
+def round_plan(record: Mapping[str, Any]) -> list[tuple[str, dict[Seat, Action]]]:
+    """The answers a round's replay record says were given, in order, each with where it is:
+    the draft's picks, then each trick's plays and its row choice, if any."""
+    plan: list[tuple[str, dict[Seat, Action]]] = []
+    for p, pick in enumerate(record.get("draft") or []):
+        plan.append((f"draft[{p}]", {int(pick["seat"]): pick["card"]}))
+    for t, trick in enumerate(record["tricks"]):
+        plan.append((f"tricks[{t}].plays", dict(enumerate(trick["plays"]))))
+        choice = trick.get("row_choice")
+        if choice is not None:
+            plan.append((f"tricks[{t}].row_choice", {int(choice["seat"]): choice["row"]}))
+    return plan
+
+
 __all__ = ["BULLHEADS", "GAME_ID", "HAND_SIZE", "HIGHEST_CARD", "MAX_SEATS", "MIN_SEATS",
            "ROW_COUNT", "ROW_LIMIT", "SETTINGS", "CardDrafted", "CardsRevealed", "Event",
            "GameEnded", "Observation", "RoundEnded", "RoundStarted", "SettingsError",
-           "SixNimmtState", "TrickResolved", "View", "bullheads", "new_state"]
+           "SixNimmtState", "TrickResolved", "View", "bullheads", "new_state", "round_deal",
+           "round_plan"]

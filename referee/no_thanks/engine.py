@@ -46,9 +46,10 @@ class Move(enum.StrEnum):
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("rounds", 1, "rounds played; totals add up", minimum=1, maximum=100),
+    Setting("rounds", 1, "rounds played; totals add up", minimum=1, maximum=100,
+            public_max=10),
     Setting("chips", 0, "chips per seat; 0 means by seat count (11 for 2-5, 9 for 6, 7 for 7)",
-            minimum=0, maximum=100),
+            minimum=0, maximum=100, public_max=20),
     Setting("hidden_card", False, "each seat is dealt one removed card it may reveal"),
     Setting("tens_out", False, "remove 10, 20 and 30 openly; 10 chips each, 6 removed cards"),
     Setting("two_seats", False, "allow a 2-seat match (11 chips each)"),
@@ -388,4 +389,31 @@ def new_state(seats: int, settings: Mapping[str, Any] | None = None,
     return NoThanksState(seats, settings, seed, deals)
 
 
-__all__ = ["SETTINGS", "Move", "NoThanksState", "Observation", "View", "new_state", "score"]
+def round_deal(record: Mapping[str, Any]) -> list[int]:
+    """The cards of a round as its replay record says they were dealt, in the order
+    ``new_state`` takes its ``deals``: the removed cards, the hidden ones first (by seat),
+    then the deck in the order it was turned up."""
+    hidden = list(record.get("hidden") or [])
+    return hidden + [c for c in record["removed"] if c not in hidden] + list(record["deck"])
+
+
+def round_plan(record: Mapping[str, Any]) -> list[tuple[str, dict[Seat, Action]]]:
+    """The answers a round's replay record says were given, in order, each with where it is
+    (``turns[3]``). A seat still holding its hidden card is asked before each of its turns
+    whether to reveal it: where its record shows no reveal there, it kept the card."""
+    plan: list[tuple[str, dict[Seat, Action]]] = []
+    holding = {seat for seat, card in enumerate(record.get("hidden") or []) if card is not None}
+    for t, turn in enumerate(record["turns"]):
+        seat, action = int(turn["seat"]), turn["action"]
+        if action == "reveal_hidden":
+            holding.discard(seat)
+            plan.append((f"turns[{t}]", {seat: Move.REVEAL.value}))
+            continue
+        if seat in holding:
+            plan.append((f"turns[{t}]", {seat: Move.KEEP.value}))
+        plan.append((f"turns[{t}]", {seat: action}))
+    return plan
+
+
+__all__ = ["SETTINGS", "Move", "NoThanksState", "Observation", "View", "new_state", "round_deal",
+           "round_plan", "score"]

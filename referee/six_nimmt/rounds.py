@@ -2,7 +2,7 @@
 professional variant, the rows laid out, each round's scores and the end of the game.
 
 ``SixNimmtRounds`` holds a match's state and moves it from round to round; the decisions
-and the tricks in between are ``SixNimmtState``'s (``referee/six_nimmt.py``), built on it.
+and the tricks in between are ``SixNimmtState``'s (``engine.py`` beside it), built on it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from bullring.referee.core import (
 )
 from bullring.referee.seeding import seeded_sample
 from bullring.referee.settings import SettingValue, check_seats, parse_settings
-from bullring.referee.six_nimmt_values import (
+from bullring.referee.six_nimmt.values import (
     ALONE,
     GAME_ID,
     HAND_SIZE,

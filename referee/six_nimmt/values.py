@@ -1,6 +1,6 @@
 """The values of 6 nimmt! (docs/rules.md §1): its cards and their bullheads, its settings,
 the public events a match emits, and what a seat or a spectator may know. The match itself,
-its rules in motion, is ``referee/six_nimmt.py``."""
+its rules in motion, is ``engine.py`` beside it."""
 
 from __future__ import annotations
 
@@ -47,11 +47,11 @@ new one at every use)."""
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("end_threshold", 66, "the game ends after a round in which a total reaches this",
-            minimum=1, maximum=10_000),
+            minimum=1, maximum=10_000, public_max=100),
     Setting("end_rule", "at_least", "whether a total must reach or exceed end_threshold",
             choices=("at_least", "more_than")),
     Setting("rounds", 0, "a fixed number of rounds; overrides end_threshold when above 0",
-            minimum=0, maximum=1000),
+            minimum=0, maximum=1000, public_max=10),
     Setting("variant", "standard", "standard deal, or professional (drafted hands)",
             choices=("standard", "professional")),
     *COMMON_SETTINGS,
