@@ -63,6 +63,11 @@ def server_figures(output: str) -> Figures:
     return found
 
 
+def no_figures(output: str) -> Figures:
+    """A benchmark the summary does not read: its output is printed, nothing summed up."""
+    return {}
+
+
 def load() -> str:
     """The machine's load average over the last minute."""
     return Path("/proc/loadavg").read_text().split()[0]
@@ -122,7 +127,7 @@ def main() -> None:
     bench = argv[split + 1:]
     if not bench:
         sys.exit("versus: name a benchmark after --, such as: -- engine.py")
-    read = READERS.get(bench[0], lambda _output: {})
+    read = READERS.get(bench[0], no_figures)
     print(f"$ python benchmarks/versus.py {' '.join(argv)}")
     print(f"old {args.old}, new {args.new}, {'compiled' if args.compiled else 'sources'}; "
           f"load average {load()} at the start", flush=True)
