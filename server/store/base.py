@@ -25,9 +25,9 @@ SQLITE_BUSY_S = 2.0
 """How long one SQLite transaction waits for a lock before it fails (and is retried)."""
 
 FREED_CHANNEL = "bullring_bots_freed"
-"""The PostgreSQL channel a server NOTIFYs when a match ends and frees its bots, and when it
-seats a ladder table: every server LISTENs and looks at its queues at once, instead of
-finding out by polling."""
+"""The PostgreSQL channel a server NOTIFYs when a match ends and frees its bots, when it
+seats a ladder table, and when the bots it can seat change (``LadderTurns.publish``): every
+server LISTENs and looks at its queues at once, instead of finding out by polling."""
 
 P = ParamSpec("P")
 T = TypeVar("T")

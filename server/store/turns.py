@@ -198,7 +198,10 @@ class LadderTurns:
         return found
 
     def publish(self, game: str, bots: Iterable[str]) -> None:
-        """From now on this server can seat exactly ``bots`` on ``game``'s ladder."""
+        """From now on this server can seat exactly ``bots`` on ``game``'s ladder; every
+        server is told (NOTIFY): a bot that joined here may complete a table that only
+        another can seat (one with house bots that only it runs), and that server may have
+        nothing else to wake it."""
         if self.shared:
             self.store.retry.call("ladder presence", self._publish, game, sorted(set(bots)))
 
@@ -209,6 +212,7 @@ class LadderTurns:
                 col(LadderPresenceRow.game) == game))
             for bot in bots:
                 session.add(LadderPresenceRow(instance=self.instance, game=game, bot=bot))
+            session.execute(text(f"NOTIFY {FREED_CHANNEL}"))
             session.commit()
 
     def presence(self, game: str) -> dict[str, set[str]]:

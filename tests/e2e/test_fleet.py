@@ -250,6 +250,31 @@ def test_bots_of_three_servers_share_one_ladder(
         assert all(changes[m.id] == 0 for m in matches.values() if m.status != "finished")
 
 
+
+def test_a_bot_joining_one_server_is_seated_with_house_bots_only_another_runs(
+        stop_all: list[LadderBot | LadderServer], hosts: list[BotHost]) -> None:
+    """Three house bots wait on one server, which alone can seat them (a house bot is
+    seated by the servers that run it), and nothing else happens in the fleet. A bot that
+    joins the other server wakes the first, which seats it with them and relays its seat:
+    it plays at once, not once something else wakes that server."""
+    with fresh_postgres() as url:
+        near = LadderServer(url, [*FLEET, "--house-bots", "random,random,random",
+                                  "--house-rest", "0"]).start()
+        far = LadderServer(url, FLEET).start()
+        stop_all += [near, far]
+        store = Store(url)
+        hosts.append(BotHost.start(far.address, {"newcomer": far.add_bot("newcomer")}))
+        wait_until(lambda: store.count("finished") >= 3, 30, "three matches of the newcomer")
+        for host in hosts:
+            output = host.stop()
+            assert "failed" not in output, output
+        for log in (near.stop(), far.stop()):
+            assert " ERROR " not in log and "Traceback" not in log, log[-5000:]
+        finished = store.matches(status="finished")
+        seats = store.seats([m.id for m in finished])
+        assert len({str(m.instance) for m in finished}) == 1  # the house bots' server
+        assert all("newcomer" in {str(row.bot) for row in seats[m.id]} for m in finished)
+
 class Partition:
     """A TCP proxy between one server and the broker, which the test can cut: while cut,
     nothing passes either way and no connection is closed (a network partition, which only
