@@ -253,8 +253,10 @@ def test_after_an_answer_come_its_verdict_the_events_and_the_next_request(
     request, in that order. A client that set accept_batches gets them packed into batches
     (never nested), one message per answer, even when a house bot's row choice comes
     between two of its requests; one that did not never gets a batch."""
+    # Five rounds, fixed: the default end (a total of 66) may come after three, before the
+    # 41 requests the seat reads.
     match = server.create_match("six_nimmt", 2, "--deadline-ms", "20000", "--house",
-                                "1=random")
+                                "1=random", "--setting", "rounds=5")
 
     async def body() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
