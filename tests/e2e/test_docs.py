@@ -540,9 +540,15 @@ def _match_created(output: str) -> tuple[str, dict[int, str]]:
 
 def _wait_exit(proc: subprocess.Popen[str], out: Lines, err: Lines, timeout: float = 120
                ) -> int:
-    """Wait until a background command has exited and all it printed is read."""
-    wait_until(lambda: proc.poll() is not None and bool(out.lines) and out.lines[-1] == ""
-               and bool(err.lines) and err.lines[-1] == "", timeout, "a command to exit")
+    """Wait until a background command has exited and all it printed is read; on a time-out,
+    say whether it is still running and what it last wrote to stderr."""
+    try:
+        wait_until(lambda: proc.poll() is not None and bool(out.lines) and out.lines[-1] == ""
+                   and bool(err.lines) and err.lines[-1] == "", timeout, "a command to exit")
+    except AssertionError as exc:
+        state = "still running" if proc.poll() is None else f"exited {proc.returncode}"
+        raise AssertionError(f"{exc} ({state}; its stderr ends):\n"
+                             + "".join(list(err.lines)[-40:])) from None
     code = proc.returncode
     assert code is not None
     return code
