@@ -128,9 +128,20 @@ async def play_stream(seat: Seat, stubs: dict[str, Any], metadata: Sequence[tupl
         return None
     finally:
         call.cancel()
-        reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reader
+        await reap(reader)
+
+
+async def reap(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` and wait until it has ended. The task's own cancellation is expected and
+    swallowed; a cancellation of the caller while it waits is not (a Ctrl-C that comes as a
+    match ends stops the runner, instead of being taken for the reader's end)."""
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise
 
 
 async def _read_ahead(call: Any, inbox: Inbox,
@@ -173,9 +184,7 @@ async def play_unary(seat: Seat, stubs: dict[str, Any], metadata: Sequence[tuple
         return None
     finally:
         call.cancel()
-        reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reader
+        await reap(reader)
 
 
 async def _handle_unary(seat: Seat, stubs: dict[str, Any], metadata: Sequence[tuple[str, str]],

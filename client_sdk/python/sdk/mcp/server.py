@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import sys
 from collections.abc import Awaitable, Sequence
@@ -30,6 +29,7 @@ from bullring.sdk.mcp.gate import AgentGate, is_loopback
 from bullring.sdk.mcp.seat import AgentBot, SeatDesk
 from bullring.sdk.practice import practise
 from bullring.sdk.runner import play
+from bullring.sdk.transports import reap
 
 log = logging.getLogger("bullring.mcp")
 """The MCP server's logger (stderr: stdout is the stdio transport's)."""
@@ -170,6 +170,4 @@ async def serve(args: argparse.Namespace, token: str, transport: str,
         else:
             await serve_http(server, host, port, agent_token, origins)
     finally:
-        seat.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await seat
+        await reap(seat)
