@@ -36,6 +36,19 @@ from bullring.server.errors import HourlyQuotaError, SettingOverCapError
 
 CLOCK_CAPS = ("deadline_ms", "max_timeouts", "time_bank_ms")
 """The settings every game has (``COMMON_SETTINGS``) that ``MatchCaps`` caps itself."""
+OWN_CAPS = ("seats", *CLOCK_CAPS)
+"""The caps that are ``MatchCaps``'s own fields: the table and the clock."""
+
+
+def _declared() -> dict[str, int]:
+    """The games' own settings that declare a public cap, in the order of the games and
+    their settings, each with the most any installed game declares."""
+    declared: dict[str, int] = {}
+    for spec in GAMES.values():
+        for s in spec.settings:
+            if s.public_max is not None and s.name not in CLOCK_CAPS:
+                declared[s.name] = max(declared.get(s.name, 0), s.public_max)
+    return declared
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +78,7 @@ class MatchCaps:
         if unknown:
             raise ConfigurationError(f"no cap on {unknown[0]!r}; caps: "
                                      f"{', '.join(self.names())}")
-        caps = {name: getattr(self, name) for name in ("seats", *CLOCK_CAPS)}
+        caps = {name: getattr(self, name) for name in OWN_CAPS}
         for name, cap in {**caps, **self.games}.items():
             if cap < 1:
                 raise ConfigurationError(f"the cap on {name} must be at least 1, not {cap}")
@@ -78,16 +91,14 @@ class MatchCaps:
         own: dict[str, int] = {}
         games: dict[str, int] = {}
         for name, cap in caps:
-            (own if name in ("seats", *CLOCK_CAPS) else games)[name] = cap
+            (own if name in OWN_CAPS else games)[name] = cap
         return cls(**own, games=games)
 
     @staticmethod
     def game_names() -> tuple[str, ...]:
         """The games' own settings that have a cap: those an installed game declares with
         a ``public_max``, in the order of the games and their settings."""
-        found = (s.name for spec in GAMES.values() for s in spec.settings
-                 if s.public_max is not None and s.name not in CLOCK_CAPS)
-        return tuple(dict.fromkeys(found))
+        return tuple(_declared())
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -106,12 +117,8 @@ class MatchCaps:
     def defaults(self) -> dict[str, int]:
         """Every cap by name, as ``names`` orders them (a game's own: the operator's, else
         the most any installed game declares)."""
-        declared: dict[str, int] = {}
-        for spec in GAMES.values():
-            for s in spec.settings:
-                if s.public_max is not None and s.name not in CLOCK_CAPS:
-                    declared[s.name] = max(declared.get(s.name, 0), s.public_max)
-        return {name: getattr(self, name) if name in ("seats", *CLOCK_CAPS)
+        declared = _declared()
+        return {name: getattr(self, name) if name in OWN_CAPS
                 else self.games.get(name, declared[name]) for name in self.names()}
 
     def check(self, seats: int, settings: Mapping[str, object],
