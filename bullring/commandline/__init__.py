@@ -28,6 +28,7 @@ from bullring.commandline.boundary import (
     known_error,
     new_parser,
     run,
+    run_async,
     version,
 )
 from bullring.commandline.games import (
@@ -123,6 +124,7 @@ __all__ = [
     "non_negative",
     "positive",
     "run",
+    "run_async",
     "version",
     "writable_folder",
 ]

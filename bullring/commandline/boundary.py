@@ -7,8 +7,8 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from bullring.errors import BullringError, ExitCode
 
@@ -178,6 +178,59 @@ def known_error(exc: BaseException, classify: Classifier | None = None) -> Bullr
     if isinstance(exc, BullringError):
         return exc
     return None if classify is None else classify(exc)
+
+
+T = TypeVar("T")
+
+
+def run_async(main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` on a new event loop until it ends and return its result, as
+    ``asyncio.run`` does; Ctrl-C (SIGINT) cancels it and, once it has wound down, raises
+    ``KeyboardInterrupt`` (which ``run`` reports as ``interrupted``, status 130). A second
+    Ctrl-C while it winds down raises ``KeyboardInterrupt`` at once.
+
+    Ctrl-C is taken through the loop's own signal handling, which wakes a sleeping loop
+    through its wake-up descriptor whichever thread the signal lands on. ``asyncio.run``'s
+    handler is a plain Python one, run only when the main thread next runs Python code: a
+    Ctrl-C taken by another thread (gRPC's, the bot's), or in the instant before the loop
+    goes to sleep, waits for the loop's next event, which for a bot waiting on a ladder may
+    never come. Off the main thread, or with SIGINT not at Python's default handler (ignored,
+    or the caller's own), SIGINT is left alone."""
+    import asyncio
+    import signal
+    import threading
+
+    take_sigint = (threading.current_thread() is threading.main_thread()
+                   and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    interrupted = False
+
+    async def interruptible() -> T:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+
+        def on_sigint() -> None:
+            nonlocal interrupted
+            if interrupted:
+                raise KeyboardInterrupt
+            interrupted = True
+            task.cancel()
+
+        if take_sigint:
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
+        try:
+            return await main
+        finally:
+            if take_sigint:
+                loop.remove_signal_handler(signal.SIGINT)
+
+    with asyncio.Runner() as runner:
+        try:
+            return runner.run(interruptible())
+        except asyncio.CancelledError:
+            if interrupted:
+                raise KeyboardInterrupt from None
+            raise
 
 
 def command(parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int]) -> None:

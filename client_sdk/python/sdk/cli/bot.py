@@ -152,8 +152,8 @@ def run_from_args(args: argparse.Namespace) -> int:
             lambda: match_id[0], joined=queued)
         return ended
 
-    try:
-        asyncio.run(practice() if args.practice else play(
+    try:  # Ctrl-C: see cli.run_async
+        cli.run_async(practice() if args.practice else play(
             args.server, token, args.bot, seed=args.seed, transport=args.transport,
             margin_ms=args.margin_ms, give_up_after_s=args.give_up_after,
             on_message=remember, ladder=args.ladder, matches=args.matches))
