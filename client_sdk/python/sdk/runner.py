@@ -77,16 +77,20 @@ def _channel_options() -> list[tuple[str, int]]:
             ("grpc.max_reconnect_backoff_ms", int(RECONNECT.max_s * 1000))]
 
 
-async def _connect(channel: grpc.aio.Channel) -> bool:
-    """Dial ``channel``; True once it is ready, False when the attempt fails."""
-    state = channel.get_state(try_to_connect=True)
-    while state is not grpc.ChannelConnectivity.READY:
-        if state in (grpc.ChannelConnectivity.TRANSIENT_FAILURE,
-                     grpc.ChannelConnectivity.SHUTDOWN):
-            return False
-        await channel.wait_for_state_change(state)
+async def _connect(channel: grpc.aio.Channel, within_s: float) -> bool:
+    """Dial ``channel``; True once it is ready, False when the attempt fails, TimeoutError
+    after ``within_s``. A cancellation (Ctrl-C) that comes as the channel gets ready still
+    cancels: the deadline is ``asyncio.timeout``'s, not Python 3.11's ``asyncio.wait_for``,
+    which returns the inner result then and drops the cancellation."""
+    async with asyncio.timeout(within_s):
         state = channel.get_state(try_to_connect=True)
-    return True
+        while state is not grpc.ChannelConnectivity.READY:
+            if state in (grpc.ChannelConnectivity.TRANSIENT_FAILURE,
+                         grpc.ChannelConnectivity.SHUTDOWN):
+                return False
+            await channel.wait_for_state_change(state)
+            state = channel.get_state(try_to_connect=True)
+        return True
 
 
 class Refusals:
@@ -235,7 +239,7 @@ async def play(server: str | Sequence[str], token: str, bot_spec: str, *, seed: 
             dial_s = remaining if len(addresses) == 1 else min(remaining, DIAL_S)
             async with grpc.aio.insecure_channel(address, options=_channel_options()) as channel:
                 try:
-                    ready = await asyncio.wait_for(_connect(channel), dial_s)
+                    ready = await _connect(channel, dial_s)
                     last_error = f"cannot connect to {address}"
                 except TimeoutError:
                     ready, last_error = False, f"connecting to {address} timed out"

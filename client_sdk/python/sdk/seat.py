@@ -233,9 +233,13 @@ class Seat:
 async def _within(job: asyncio.Future[Any], budget_s: float, ahead: Ahead | None) -> Any:
     """``job``'s result once it is done within ``budget_s``: else TimeoutError, or MovedOn
     as soon as ``ahead`` shows the server has moved past the decision. Either cancels
-    ``job`` (the bot's thread skips it if it has not begun)."""
+    ``job`` (the bot's thread skips it if it has not begun). A cancellation of the caller
+    (Ctrl-C) cancels ``job`` and propagates, even when ``job`` has just finished: hence
+    ``asyncio.timeout``, not Python 3.11's ``asyncio.wait_for``, which then returns the
+    result and drops the cancellation."""
     if ahead is None:
-        return await asyncio.wait_for(job, budget_s)
+        async with asyncio.timeout(budget_s):
+            return await job
     past = asyncio.ensure_future(ahead.wait_moved_on())
     try:
         done, _ = await asyncio.wait({job, past}, timeout=budget_s,
