@@ -76,8 +76,6 @@ def agent_token(args: argparse.Namespace) -> str | None:
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run ``bullring mcp`` until the MCP client goes away; return the exit status."""
-    import asyncio
-
     token = runner_cli.seat_token(args)
     try:
         from bullring.sdk.mcp import server as mcp_server
@@ -91,8 +89,8 @@ def run_from_args(args: argparse.Namespace) -> int:
         logging.getLogger(name).addHandler(handler)
         logging.getLogger(name).setLevel(logging.INFO)
         logging.getLogger(name).propagate = False  # not again through the SDK's root handler
-    asyncio.run(mcp_server.serve(args, token, args.transport, args.host, args.port,
-                                 gate_token, args.allow_origin))
+    cli.run_async(mcp_server.serve(args, token, args.transport, args.host, args.port,
+                                   gate_token, args.allow_origin))  # Ctrl-C: see run_async
     return 0
 
 
