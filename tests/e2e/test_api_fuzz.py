@@ -75,13 +75,12 @@ def declared_beyond_schema(server: ServerProcess) -> dict[str, list[dict[str, ob
 
 def config_file(declared: dict[str, list[dict[str, object]]], folder: Path) -> Path:
     """A schemathesis.toml that accepts each declared status as an answer to a schema-valid
-    request on its operation alone."""
+    request on its operation alone, named by ``include-name`` (``METHOD /path``):
+    ``include-path`` and ``include-method`` would each select on their own."""
     lines = []
     for operation, refusals in sorted(declared.items()):
-        method, route = operation.split(" ", 1)
         statuses = sorted({*POSITIVE_STATUSES, *(str(r["status"]) for r in refusals)})
-        lines += ["[[operations]]", f'include-path = "{route}"',
-                  f'include-method = "{method}"',
+        lines += ["[[operations]]", f"include-name = {json.dumps(operation)}",
                   f"checks.positive_data_acceptance.expected-statuses = {json.dumps(statuses)}",
                   ""]
     written = folder / "schemathesis.toml"
