@@ -21,6 +21,27 @@ DECLARED: dict[str, list[dict[str, Any]]] = json.loads(os.environ.get("BULLRING_
 """The declared refusals by ``METHOD /path``."""
 
 
+POLL_WAIT_MS = 250
+"""The longest wait a poll that continues a connection (``GET /api/play/poll`` with
+``after``) is sent with."""
+
+
+@schemathesis.hook
+def before_call(ctx: Any, case: Any, kwargs: dict[str, Any]) -> None:
+    """A poll with ``after`` waits at most ``POLL_WAIT_MS``: no message newer than a generated
+    ``after`` ever comes, so it would wait its whole ``wait_ms`` (20 s if none is given, up
+    to 25 s) to be answered with no messages; a shorter wait takes the same path. A
+    ``wait_ms`` that is not a whole number, or outside 0 to 25,000, goes as generated (it is
+    refused at once), and so do joining polls (no ``after``: answered at once)."""
+    query = case.query
+    if (case.method.upper(), case.path) != ("GET", "/api/play/poll") \
+            or not isinstance(query, dict) or "after" not in query:
+        return
+    wait = query.get("wait_ms", 20_000)
+    if isinstance(wait, int) and not isinstance(wait, bool) and POLL_WAIT_MS < wait <= 25_000:
+        query["wait_ms"] = POLL_WAIT_MS
+
+
 @schemathesis.check
 def refused_only_as_declared(ctx: Any, response: Any, case: Any) -> bool | None:
     """A schema-valid request refused by an operation that declares refusals beyond its

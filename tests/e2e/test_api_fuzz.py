@@ -37,6 +37,18 @@ HOOKS = Path(__file__).resolve().parent / "fuzz_hooks.py"
 POSITIVE_STATUSES = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]
 """What schemathesis's positive-data check accepts by default (a 5xx fails another check)."""
 
+STREAM_EVENTS = 5
+"""How many events of a bot's event stream (``GET /api/play/stream``) schemathesis reads and
+checks before it hangs up. The stream never ends by itself; a ladder bot's first five are
+its place (``ladder_queued``), ``match_started`` and the first decisions and public events,
+every kind the unanswered seat gets (schemathesis's default, 20, is the same kinds over
+several decision deadlines)."""
+
+STREAM_TIMEOUT_S = 10
+"""How long schemathesis reads a bot's event stream at most: one that stays silent after its
+first event (a ladder that cannot fill a table) is read this long, not the whole request
+timeout."""
+
 
 @pytest.fixture(scope="module")
 def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
@@ -75,15 +87,18 @@ def declared_beyond_schema(server: ServerProcess) -> dict[str, list[dict[str, ob
 
 def config_file(declared: dict[str, list[dict[str, object]]], folder: Path) -> Path:
     """A schemathesis.toml that accepts each declared status as an answer to a schema-valid
-    request on its operation alone."""
+    request on its operation alone, and reads a bot's event stream for ``STREAM_EVENTS``
+    events or ``STREAM_TIMEOUT_S``. An operation is named by ``include-name`` (``METHOD
+    /path``): ``include-path`` and ``include-method`` would each select on their own."""
     lines = []
     for operation, refusals in sorted(declared.items()):
-        method, route = operation.split(" ", 1)
         statuses = sorted({*POSITIVE_STATUSES, *(str(r["status"]) for r in refusals)})
-        lines += ["[[operations]]", f'include-path = "{route}"',
-                  f'include-method = "{method}"',
+        lines += ["[[operations]]", f"include-name = {json.dumps(operation)}",
                   f"checks.positive_data_acceptance.expected-statuses = {json.dumps(statuses)}",
                   ""]
+    lines += ["[[operations]]", 'include-name = "GET /api/play/stream"',
+              f"max-stream-events = {STREAM_EVENTS}", f"request-timeout = {STREAM_TIMEOUT_S}",
+              ""]
     written = folder / "schemathesis.toml"
     written.write_text("\n".join(lines), encoding="utf-8")
     return written
