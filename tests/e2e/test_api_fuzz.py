@@ -130,12 +130,13 @@ def test_checks_all(fuzzed: ServerProcess, who: str, tmp_path: Path) -> None:
     """Every check schemathesis has passes on every operation, with the admin token and
     with a registered bot's token (a fresh bot each, so one run's token rotation or disable
     never leaves the other without a token): it finds nothing. The document declares
-    refusals beyond the schema on two operations only (making a match, making a
-    tournament)."""
+    refusals beyond the schema on three operations only (making a match, making a
+    tournament, a long-poll ahead of its connection)."""
     admin = fuzzed.admin_token()
     token = admin if who == "admin" else new_bot(fuzzed, admin, f"fuzz-{tmp_path.name[-20:]}")
     assert set(declared_beyond_schema(fuzzed)) == {"POST /api/admin/matches",
-                                                   "POST /api/admin/tournaments"}
+                                                   "POST /api/admin/tournaments",
+                                                   "GET /api/play/poll"}
     status, output = schemathesis(fuzzed, token, tmp_path)
     failures = output[output.find("FAILURES"):] if "FAILURES" in output else output[-6000:]
     assert status == 0, failures

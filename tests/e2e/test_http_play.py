@@ -137,6 +137,36 @@ def test_http_answers_have_grpc_semantics(server: ServerProcess) -> None:
         assert two.status_code == 422 and two.json()["error"]["code"] == "invalid_request"
 
 
+def test_a_poll_ahead_of_its_connection_is_refused_and_loses_nothing(
+        server: ServerProcess) -> None:
+    """A poll whose ``after`` names a message not sent yet would acknowledge messages before
+    they exist (and drop them unread): it is refused, 422 ``invalid_request`` naming the
+    newest seq, and the connection goes on with every message numbered in turn."""
+    match = server.create_match("six_nimmt", 2, "--deadline-ms", "20000", "--setting",
+                                "rounds=1")
+    token, other = str(match.tokens[0]), str(match.tokens[1])
+    with httpx.Client(base_url=server.http, timeout=30) as client:
+        _, other_seq = next_of(client, other, None, "match_started")
+        _, seq = next_of(client, token, None, "match_started")
+        decision, seq = next_of(client, token, seq, "decision")
+        ahead = client.get("/api/play/poll", params={"after": seq + 3, "wait_ms": 0},
+                           headers={"Authorization": f"Bearer {token}"})
+        assert ahead.status_code == 422, ahead.text
+        error = ahead.json()["error"]
+        assert error["code"] == "invalid_request"
+        assert f"after={seq + 3}" in error["message"] and f"({seq})" in error["message"]
+
+        assert answer(client, token, decision["decision_id"],
+                      {"card": decision["legal"][0]["card"]}).json().get("accepted")
+        other_decision, _ = next_of(client, other, other_seq, "decision")
+        assert answer(client, other, other_decision["decision_id"],
+                      other_decision["legal"][0]).json().get("accepted")
+        numbers = [seq]
+        while len(numbers) < 5:  # the verdict, the reveal and what follows, none skipped
+            numbers += [m["seq"] for m in poll(client, token, numbers[-1])["messages"]]
+        assert numbers == list(range(seq, seq + len(numbers)))
+
+
 def test_a_silent_http_seat_gets_a_default_at_its_deadline(server: ServerProcess) -> None:
     """A long-polling seat that does not answer gets the default action when its deadline
     passes, a timeout is logged, and the next decision comes with a new id."""

@@ -43,7 +43,7 @@ from bullring.server.ladder.seating import LadderSession
 from bullring.server.match.outbox import Outbox
 from bullring.server.store.models import BotRow
 from bullring.server.transports.http.context import Context, Credentials, bearer_token
-from bullring.server.transports.http.errors import error_responses
+from bullring.server.transports.http.errors import beyond_schema, error_responses
 from bullring.server.transports.http.models import AnswerIn, PollResult, Verdict
 from bullring.server.transports.http.polling import Connect
 from bullring.server.transports.http.proto_json import to_json
@@ -190,7 +190,9 @@ async def stream(ctx: Context, connection: StreamConnection, request: Request
 
 
 @router.get("/poll", response_model=PollResult,
-            responses=error_responses(codes=FRAMEWORK, refusals=CONNECT_REFUSALS))
+            responses=error_responses(codes=FRAMEWORK, refusals=CONNECT_REFUSALS),
+            openapi_extra=beyond_schema(InvalidRequestError, "`after` greater than the `seq` "
+                                        "of the connection's newest message"))
 async def poll(ctx: Context, caller: Caller, request: Request, ladder: LadderParam = None,
                matches: MatchesParam = 0, games: GamesParam = None,
                practice_only: PracticeOnlyParam = False,

@@ -24,8 +24,13 @@ from prometheus_client import Gauge
 from bullring.contract import codec
 from bullring.contract.generated.bullring.v2 import referee_pb2 as pb
 from bullring.contract.messages import Closed, Outgoing
+from bullring.server.errors import InvalidRequestError
 from bullring.server.match.outbox import Outbox, replaced
 from bullring.server.transports.http.proto_json import play_json
+
+AHEAD = ("after={after} is ahead of this connection's newest message ({last}): poll with the "
+         "last seq received, or without 'after' to join again")
+"""Why a poll whose ``after`` names a message not sent yet is refused (422)."""
 
 LEASE_S = 30.0
 """A long-poll connection with no poll for this long is closed (the seat is disconnected)."""
@@ -157,10 +162,14 @@ class PollSession:
 
     async def poll(self, after: int, wait_s: float) -> PollAnswer:
         """Messages newer than ``after``, waiting up to ``wait_s`` for one; and whether this
-        connection has ended."""
+        connection has ended. An ``after`` this connection has not reached yet is refused
+        (``AHEAD``): it would acknowledge messages before they are sent, and they would be
+        dropped unread."""
         self._waiting += 1
         try:
             self._drain_now()
+            if after >= self.next_seq:
+                raise InvalidRequestError(AHEAD.format(after=after, last=self.next_seq - 1))
             messages = self.pending_after(after)
             if not messages and not self.closed and wait_s > 0:
                 changed = self._changed
