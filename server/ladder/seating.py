@@ -45,6 +45,7 @@ from bullring.server.match.runner import MatchRunner
 from bullring.server.match.setup import fresh_seed
 from bullring.server.quotas import MatchCaps
 from bullring.server.store import FREED_CHANNEL, HOUSE_PREFIX, Challenge, MatchConfig, Store
+from bullring.server.store.base import CHALLENGE, SEATED, TOURNAMENT, Notice
 from bullring.server.store.instances import InstanceGuard
 from bullring.server.store.models import BotRow
 from bullring.server.store.turns import TURN_GRACE_S, LadderTurns, TurnElsewhereError
@@ -114,6 +115,17 @@ class Ladder(LadderSessions):
         """The live tournaments this ladder seats between its matches."""
         self._relaying: set[asyncio.Task[None]] = set()
         """Writes of whether this server relays seats now (its link came and went)."""
+        self._listening = False
+        """True while this server hears every notice on ``FREED_CHANNEL`` (PostgreSQL)."""
+        self._changes = 0
+        """Counts the notices of challenges and tournaments heard (and the times listening
+        began or ended): a read that one came during is not taken as quiet."""
+        self._quiet_tournaments: set[str] = set()
+        """Games with no live tournament when last read, and none created since (while
+        listening): their tournaments are not read again until a tournament is created."""
+        self._quiet_challenges: set[str] = set()
+        """Games with no accepted challenge waiting when last read, and none accepted since
+        (while listening): not read again until a challenge is accepted."""
 
     async def start(self) -> None:
         """Register the house bots, take part in the turns, start the matchmaker."""
@@ -161,8 +173,9 @@ class Ladder(LadderSessions):
         while not self._stopping:
             await self._wake.wait()
             self._wake.clear()
+            due, self._due = self._due, set()
             # House bots play several games: the game that formed a table longest ago first.
-            for game in sorted(self.settings, key=lambda g: self._last_table.get(g, 0.0)):
+            for game in sorted(due, key=lambda g: self._last_table.get(g, 0.0)):
                 try:
                     await self._form(game)
                 except asyncio.CancelledError:
@@ -229,21 +242,52 @@ class Ladder(LadderSessions):
                     self.revoke(name, pb.CLOSE_REASON_BOT_DISABLED)
 
     async def _listen(self) -> None:
-        """Wake the matchmaker whenever any server frees bots or seats a table (PostgreSQL
-        LISTEN on ``FREED_CHANNEL``)."""
+        """Wake the matchmaker when another server frees bots or seats a table, when a
+        challenge is accepted or a tournament created (PostgreSQL LISTEN on
+        ``FREED_CHANNEL``), for the games each notice concerns (``_heard``)."""
         url = self.store.listen_url()
         assert url is not None
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
                     await conn.execute(f"LISTEN {FREED_CHANNEL}")
+                    self._listening = True
+                    self._forget_quiet()
                     self.poke()  # bots freed while this was not listening
-                    async for _ in conn.notifies():
-                        self.poke()
+                    async for notify in conn.notifies():
+                        self._heard(Notice.parse(notify.payload))
             except psycopg.Error as exc:
                 log.warning("listening for freed bots: %s; again in %s s", exc,
                             LISTEN_RETRY_S)
-                await asyncio.sleep(LISTEN_RETRY_S)
+            finally:
+                self._listening = False
+                self._forget_quiet()
+            await asyncio.sleep(LISTEN_RETRY_S)
+
+    def _heard(self, notice: Notice) -> None:
+        """Look again at the queues that ``notice`` may change: none for a change this
+        server made itself (it looks again by itself), a game whose table another server
+        seated only while this one leaves a table of it to another (its turn may have come:
+        a seating frees no bot), every game for a challenge, a tournament or a notice not
+        understood (they are read again too)."""
+        if notice.kind in ("", CHALLENGE, TOURNAMENT):
+            self._forget_quiet()
+            self.poke()
+            return
+        if notice.instance == self.hub.instance:
+            return
+        if not notice.game:
+            self.poke()
+        elif notice.game in self.settings and (notice.kind != SEATED
+                                               or notice.game in self._left_since):
+            self.poke(notice.game)
+
+    def _forget_quiet(self) -> None:
+        """Read every game's live tournaments and accepted challenges again on its next
+        look (they may have changed unheard)."""
+        self._changes += 1
+        self._quiet_tournaments.clear()
+        self._quiet_challenges.clear()
 
     def _waiting(self, game: str) -> list[Waiter]:
         waiting = [Waiter(s.bot, None, self._last.get(s.bot, NEVER))
@@ -448,9 +492,12 @@ class Ladder(LadderSessions):
         cannot keep another's waiting."""
         waiting = {s.bot for s in self.connected()
                    if s.game == game and s.bot not in self.seated}
-        if not waiting:
+        if not waiting or game in self._quiet_challenges:
             return False
+        changes = self._changes
         ready = await asyncio.to_thread(self.store.ready_challenges, game)
+        if not ready and self._listening and changes == self._changes:
+            self._quiet_challenges.add(game)
         ready.sort(key=lambda c: max((self._challenged.get((b, c.challenger), 0)
                                       for b in c.bots[1:]), default=0))
         deferred = False
@@ -487,9 +534,14 @@ class Ladder(LadderSessions):
         """Seat the next game of each live tournament of ``game`` whose bots wait here."""
         waiting = {s.bot for s in self.connected()
                    if s.game == game and s.bot not in self.seated}
+        if game in self._quiet_tournaments:
+            return
         loop = asyncio.get_running_loop()
-        started, again = await asyncio.to_thread(self.tournaments.seat, game, waiting,
-                                                 set(self.seated), loop.time())
+        changes = self._changes
+        started, again, live = await asyncio.to_thread(self.tournaments.seat, game, waiting,
+                                                       set(self.seated), loop.time())
+        if not live and self._listening and changes == self._changes:
+            self._quiet_tournaments.add(game)
         for config in started:
             self._start(config, config.seat_names)
         if again is not None:

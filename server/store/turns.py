@@ -30,7 +30,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col
 
-from bullring.server.store.base import FREED_CHANNEL
+from bullring.server.store.base import PRESENCE, SEATED, Notice, notify
 from bullring.server.store.models import BotRow, LadderPresenceRow, LadderTurnRow, utcnow
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def take_turn(session: Session, game: str, instance: str, bots: Sequence[str],
                                                  seated_at=utcnow())
                     .on_conflict_do_update(index_elements=["game", "instance"],
                                            set_={"seated_at": utcnow()}))
-    session.execute(text(f"NOTIFY {FREED_CHANNEL}"))
+    notify(session, Notice(SEATED, game, instance))
 
 
 def _rival(session: Session, game: str, instance: str, bots: list[str]) -> str | None:
@@ -212,7 +212,7 @@ class LadderTurns:
                 col(LadderPresenceRow.game) == game))
             for bot in bots:
                 session.add(LadderPresenceRow(instance=self.instance, game=game, bot=bot))
-            session.execute(text(f"NOTIFY {FREED_CHANNEL}"))
+            notify(session, Notice(PRESENCE, game, self.instance))
             session.commit()
 
     def presence(self, game: str) -> dict[str, set[str]]:
