@@ -101,6 +101,10 @@ class Ladder(LadderSessions):
         self._sweep_soon = asyncio.Event()
         """Set when a bot waiting here is held by a match elsewhere: look for dead servers'
         matches without waiting for the next sweep."""
+        self._looks: dict[tuple[str, str], asyncio.TimerHandle] = {}
+        """The later looks at a game's queue that a hold or a table left to another server
+        asked for, by reason and game (``_look_later``): each is cancelled once not needed,
+        so it does not wake the matchmaker for nothing."""
         self._regroup: dict[str, tuple[datetime, float]] = {}
         """Per game, with a broker: the seating of the one table whose bots wait alone, and
         since when they wait for another table to end (``_regrouping``)."""
@@ -326,7 +330,7 @@ class Ladder(LadderSessions):
         else:
             waiting = self._waiting(game)
             if len(waiting) < size.minimum:
-                self._left_since.pop(game, None)  # no table to leave to another server now
+                self._stop_leaving(game)  # no table to leave to another server now
                 return
             free = await asyncio.to_thread(self.store.free_bots, [w.name for w in waiting])
             waiting = self._waiting(game)
@@ -339,7 +343,7 @@ class Ladder(LadderSessions):
         waiting.sort(key=lambda w: (w.last_seated, self._seatings.get(w.name, 0)))
         tables = plan_tables(len(waiting), size)
         if not tables:
-            self._left_since.pop(game, None)
+            self._stop_leaving(game)
         # Who is seated is settled (least recently seated first); they are dealt to the
         # tables at random, so bots that sat at one table are not kept together.
         dealt = waiting[:sum(tables)]
@@ -389,13 +393,14 @@ class Ladder(LadderSessions):
         if len(seatings) != 1 or NEVER in seatings or \
                 len(waiting) < self.sizes[game].minimum:
             self._regroup.pop(game, None)
+            self._cancel_look("regroup", game)
             return False
         loop = asyncio.get_running_loop()
         seating = seatings.pop()
         held = self._regroup.get(game)
         if held is None or held[0] != seating:
             self._regroup[game] = (seating, loop.time())
-            loop.call_later(REGROUP_S, self.poke)
+            self._look_later("regroup", game, REGROUP_S)
             return True
         return loop.time() - held[1] < REGROUP_S
 
@@ -416,10 +421,10 @@ class Ladder(LadderSessions):
         except TurnElsewhereError as exc:
             if since is None:
                 self._left_since[game] = loop.time()
-                loop.call_later(TURN_GRACE_S, self.poke)
+                self._look_later("turn", game, TURN_GRACE_S)
             log.debug("%s; leaving it %s", exc, names)
             return False
-        self._left_since.pop(game, None)
+        self._stop_leaving(game)
         if match_id is None:
             log.info("could not claim %s (seated elsewhere meanwhile); trying again soon",
                      names)
@@ -638,6 +643,25 @@ class Ladder(LadderSessions):
                     f"the {session.game} matches this connection asked for have been played"))
         if session.open:
             session.outbox.put_nowait(Queued(session.game, name))
+
+    def _look_later(self, why: str, game: str, delay: float) -> None:
+        """Look at ``game``'s queue again in ``delay`` seconds, for ``why`` (a hold or a
+        table left to another server, one look each: an earlier one for it is cancelled)."""
+        self._cancel_look(why, game)
+        self._looks[(why, game)] = asyncio.get_running_loop().call_later(delay, self.poke,
+                                                                          game)
+
+    def _cancel_look(self, why: str, game: str) -> None:
+        """The later look at ``game``'s queue for ``why`` is not needed (what it waited
+        for is over)."""
+        look = self._looks.pop((why, game), None)
+        if look is not None:
+            look.cancel()
+
+    def _stop_leaving(self, game: str) -> None:
+        """This server leaves no table of ``game`` to another server now."""
+        self._left_since.pop(game, None)
+        self._cancel_look("turn", game)
 
     def _retry(self) -> None:
         if not self._retry_due:
