@@ -186,8 +186,8 @@ class Server:
             if not line:
                 proc.kill()
                 raise RuntimeError(f"{cmd!r} did not start; see {log}")
-            if "listening on " in line:
-                listening += 1
+            if "listening on " in line:  # two workers' lines may share one line of the pipe
+                listening += line.count("listening on ")
                 address = line.split("listening on ")[1].split()[0]
         threading.Thread(target=proc.stdout.read, daemon=True).start()
         return cls(proc, address, log)

@@ -45,6 +45,7 @@ from bullring.server.match.runner import MatchRunner
 from bullring.server.match.setup import fresh_seed
 from bullring.server.quotas import MatchCaps
 from bullring.server.store import FREED_CHANNEL, HOUSE_PREFIX, Challenge, MatchConfig, Store
+from bullring.server.store.base import CHALLENGE, SEATED, TOURNAMENT, Notice
 from bullring.server.store.instances import InstanceGuard
 from bullring.server.store.models import BotRow
 from bullring.server.store.turns import TURN_GRACE_S, LadderTurns, TurnElsewhereError
@@ -100,6 +101,10 @@ class Ladder(LadderSessions):
         self._sweep_soon = asyncio.Event()
         """Set when a bot waiting here is held by a match elsewhere: look for dead servers'
         matches without waiting for the next sweep."""
+        self._looks: dict[tuple[str, str], asyncio.TimerHandle] = {}
+        """The later looks at a game's queue that a hold or a table left to another server
+        asked for, by reason and game (``_look_later``): each is cancelled once not needed,
+        so it does not wake the matchmaker for nothing."""
         self._regroup: dict[str, tuple[datetime, float]] = {}
         """Per game, with a broker: the seating of the one table whose bots wait alone, and
         since when they wait for another table to end (``_regrouping``)."""
@@ -114,6 +119,17 @@ class Ladder(LadderSessions):
         """The live tournaments this ladder seats between its matches."""
         self._relaying: set[asyncio.Task[None]] = set()
         """Writes of whether this server relays seats now (its link came and went)."""
+        self._listening = False
+        """True while this server hears every notice on ``FREED_CHANNEL`` (PostgreSQL)."""
+        self._changes = 0
+        """Counts the notices of challenges and tournaments heard (and the times listening
+        began or ended): a read that one came during is not taken as quiet."""
+        self._quiet_tournaments: set[str] = set()
+        """Games with no live tournament when last read, and none created since (while
+        listening): their tournaments are not read again until a tournament is created."""
+        self._quiet_challenges: set[str] = set()
+        """Games with no accepted challenge waiting when last read, and none accepted since
+        (while listening): not read again until a challenge is accepted."""
 
     async def start(self) -> None:
         """Register the house bots, take part in the turns, start the matchmaker."""
@@ -161,8 +177,9 @@ class Ladder(LadderSessions):
         while not self._stopping:
             await self._wake.wait()
             self._wake.clear()
+            due, self._due = self._due, set()
             # House bots play several games: the game that formed a table longest ago first.
-            for game in sorted(self.settings, key=lambda g: self._last_table.get(g, 0.0)):
+            for game in sorted(due, key=lambda g: self._last_table.get(g, 0.0)):
                 try:
                     await self._form(game)
                 except asyncio.CancelledError:
@@ -229,21 +246,52 @@ class Ladder(LadderSessions):
                     self.revoke(name, pb.CLOSE_REASON_BOT_DISABLED)
 
     async def _listen(self) -> None:
-        """Wake the matchmaker whenever any server frees bots or seats a table (PostgreSQL
-        LISTEN on ``FREED_CHANNEL``)."""
+        """Wake the matchmaker when another server frees bots or seats a table, when a
+        challenge is accepted or a tournament created (PostgreSQL LISTEN on
+        ``FREED_CHANNEL``), for the games each notice concerns (``_heard``)."""
         url = self.store.listen_url()
         assert url is not None
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
                     await conn.execute(f"LISTEN {FREED_CHANNEL}")
+                    self._listening = True
+                    self._forget_quiet()
                     self.poke()  # bots freed while this was not listening
-                    async for _ in conn.notifies():
-                        self.poke()
+                    async for notify in conn.notifies():
+                        self._heard(Notice.parse(notify.payload))
             except psycopg.Error as exc:
                 log.warning("listening for freed bots: %s; again in %s s", exc,
                             LISTEN_RETRY_S)
-                await asyncio.sleep(LISTEN_RETRY_S)
+            finally:
+                self._listening = False
+                self._forget_quiet()
+            await asyncio.sleep(LISTEN_RETRY_S)
+
+    def _heard(self, notice: Notice) -> None:
+        """Look again at the queues that ``notice`` may change: none for a change this
+        server made itself (it looks again by itself), a game whose table another server
+        seated only while this one leaves a table of it to another (its turn may have come:
+        a seating frees no bot), every game for a challenge, a tournament or a notice not
+        understood (they are read again too)."""
+        if notice.kind in ("", CHALLENGE, TOURNAMENT):
+            self._forget_quiet()
+            self.poke()
+            return
+        if notice.instance == self.hub.instance:
+            return
+        if not notice.game:
+            self.poke()
+        elif notice.game in self.settings and (notice.kind != SEATED
+                                               or notice.game in self._left_since):
+            self.poke(notice.game)
+
+    def _forget_quiet(self) -> None:
+        """Read every game's live tournaments and accepted challenges again on its next
+        look (they may have changed unheard)."""
+        self._changes += 1
+        self._quiet_tournaments.clear()
+        self._quiet_challenges.clear()
 
     def _waiting(self, game: str) -> list[Waiter]:
         waiting = [Waiter(s.bot, None, self._last.get(s.bot, NEVER))
@@ -282,7 +330,7 @@ class Ladder(LadderSessions):
         else:
             waiting = self._waiting(game)
             if len(waiting) < size.minimum:
-                self._left_since.pop(game, None)  # no table to leave to another server now
+                self._stop_leaving(game)  # no table to leave to another server now
                 return
             free = await asyncio.to_thread(self.store.free_bots, [w.name for w in waiting])
             waiting = self._waiting(game)
@@ -295,7 +343,7 @@ class Ladder(LadderSessions):
         waiting.sort(key=lambda w: (w.last_seated, self._seatings.get(w.name, 0)))
         tables = plan_tables(len(waiting), size)
         if not tables:
-            self._left_since.pop(game, None)
+            self._stop_leaving(game)
         # Who is seated is settled (least recently seated first); they are dealt to the
         # tables at random, so bots that sat at one table are not kept together.
         dealt = waiting[:sum(tables)]
@@ -345,13 +393,14 @@ class Ladder(LadderSessions):
         if len(seatings) != 1 or NEVER in seatings or \
                 len(waiting) < self.sizes[game].minimum:
             self._regroup.pop(game, None)
+            self._cancel_look("regroup", game)
             return False
         loop = asyncio.get_running_loop()
         seating = seatings.pop()
         held = self._regroup.get(game)
         if held is None or held[0] != seating:
             self._regroup[game] = (seating, loop.time())
-            loop.call_later(REGROUP_S, self.poke)
+            self._look_later("regroup", game, REGROUP_S)
             return True
         return loop.time() - held[1] < REGROUP_S
 
@@ -372,10 +421,10 @@ class Ladder(LadderSessions):
         except TurnElsewhereError as exc:
             if since is None:
                 self._left_since[game] = loop.time()
-                loop.call_later(TURN_GRACE_S, self.poke)
+                self._look_later("turn", game, TURN_GRACE_S)
             log.debug("%s; leaving it %s", exc, names)
             return False
-        self._left_since.pop(game, None)
+        self._stop_leaving(game)
         if match_id is None:
             log.info("could not claim %s (seated elsewhere meanwhile); trying again soon",
                      names)
@@ -448,9 +497,12 @@ class Ladder(LadderSessions):
         cannot keep another's waiting."""
         waiting = {s.bot for s in self.connected()
                    if s.game == game and s.bot not in self.seated}
-        if not waiting:
+        if not waiting or game in self._quiet_challenges:
             return False
+        changes = self._changes
         ready = await asyncio.to_thread(self.store.ready_challenges, game)
+        if not ready and self._listening and changes == self._changes:
+            self._quiet_challenges.add(game)
         ready.sort(key=lambda c: max((self._challenged.get((b, c.challenger), 0)
                                       for b in c.bots[1:]), default=0))
         deferred = False
@@ -487,9 +539,14 @@ class Ladder(LadderSessions):
         """Seat the next game of each live tournament of ``game`` whose bots wait here."""
         waiting = {s.bot for s in self.connected()
                    if s.game == game and s.bot not in self.seated}
+        if game in self._quiet_tournaments:
+            return
         loop = asyncio.get_running_loop()
-        started, again = await asyncio.to_thread(self.tournaments.seat, game, waiting,
-                                                 set(self.seated), loop.time())
+        changes = self._changes
+        started, again, live = await asyncio.to_thread(self.tournaments.seat, game, waiting,
+                                                       set(self.seated), loop.time())
+        if not live and self._listening and changes == self._changes:
+            self._quiet_tournaments.add(game)
         for config in started:
             self._start(config, config.seat_names)
         if again is not None:
@@ -586,6 +643,25 @@ class Ladder(LadderSessions):
                     f"the {session.game} matches this connection asked for have been played"))
         if session.open:
             session.outbox.put_nowait(Queued(session.game, name))
+
+    def _look_later(self, why: str, game: str, delay: float) -> None:
+        """Look at ``game``'s queue again in ``delay`` seconds, for ``why`` (a hold or a
+        table left to another server, one look each: an earlier one for it is cancelled)."""
+        self._cancel_look(why, game)
+        self._looks[(why, game)] = asyncio.get_running_loop().call_later(delay, self.poke,
+                                                                          game)
+
+    def _cancel_look(self, why: str, game: str) -> None:
+        """The later look at ``game``'s queue for ``why`` is not needed (what it waited
+        for is over)."""
+        look = self._looks.pop((why, game), None)
+        if look is not None:
+            look.cancel()
+
+    def _stop_leaving(self, game: str) -> None:
+        """This server leaves no table of ``game`` to another server now."""
+        self._left_since.pop(game, None)
+        self._cancel_look("turn", game)
 
     def _retry(self) -> None:
         if not self._retry_due:

@@ -102,10 +102,16 @@ class LadderSessions:
         self._house_games: dict[str, tuple[str, ...]] = {}
         self._last: dict[str, datetime] = {}
         self._wake = asyncio.Event()
+        self._due: set[str] = set()
+        """The games whose queues the matchmaker looks at when it wakes next."""
         self._stopping = False
 
-    def poke(self) -> None:
-        """Ask the matchmaker to look at the queues again."""
+    def poke(self, game: str | None = None) -> None:
+        """Ask the matchmaker to look at the queues again: every game's, or ``game``'s."""
+        if game is None:
+            self._due.update(self.settings)
+        else:
+            self._due.add(game)
         self._wake.set()
 
     # -- sessions --------------------------------------------------------------------------

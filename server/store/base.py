@@ -9,7 +9,7 @@ import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, NamedTuple, ParamSpec, TypeVar
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
@@ -26,8 +26,56 @@ SQLITE_BUSY_S = 2.0
 
 FREED_CHANNEL = "bullring_bots_freed"
 """The PostgreSQL channel a server NOTIFYs when a match ends and frees its bots, when it
-seats a ladder table, and when the bots it can seat change (``LadderTurns.publish``): every
-server LISTENs and looks at its queues at once, instead of finding out by polling."""
+seats a ladder table, when the bots it can seat change (``LadderTurns.publish``), when a
+challenge is accepted and when a live tournament is created: every server LISTENs and looks
+at its queues at once, instead of finding out by polling. Each notice names what changed
+(``Notice``), so a server looks again only where the change can matter to it."""
+
+FREED = "freed"
+"""A notice's kind: a match ended (or was aborted) and freed its bots."""
+SEATED = "seated"
+"""A notice's kind: a server seated a ladder table (its turn is taken)."""
+PRESENCE = "presence"
+"""A notice's kind: the bots a server can seat changed."""
+CHALLENGE = "challenge"
+"""A notice's kind: a challenge was accepted and waits to be seated."""
+TOURNAMENT = "tournament"
+"""A notice's kind: a live tournament was created."""
+
+
+class Notice(NamedTuple):
+    """What one notice on ``FREED_CHANNEL`` says changed: its ``kind`` (``FREED``,
+    ``SEATED``, ``PRESENCE``, ``CHALLENGE``, ``TOURNAMENT``), the ladder game it concerns
+    ("": any) and the server instance that sent it and looks again by itself ("": none
+    does). A notice without a payload, or one not understood, is ``Notice("", "", "")``:
+    anything may have changed."""
+
+    kind: str
+    game: str = ""
+    instance: str = ""
+
+    @property
+    def payload(self) -> str:
+        """The notice as sent: its fields separated by spaces."""
+        return f"{self.kind} {self.game} {self.instance}"
+
+    @classmethod
+    def parse(cls, payload: str) -> Notice:
+        """The notice that ``payload`` carries (anything may have changed when it is not
+        understood)."""
+        fields = payload.split(" ")
+        if len(fields) != 3 or fields[0] not in (FREED, SEATED, PRESENCE, CHALLENGE,
+                                                 TOURNAMENT):
+            return cls("")
+        return cls(*fields)
+
+
+def notify(session: Session, notice: Notice) -> None:
+    """Send ``notice`` on ``FREED_CHANNEL`` to every server listening on this PostgreSQL
+    database when the transaction of ``session`` commits; nothing on SQLite (one server)."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_notify(:channel, :payload)"),
+                        {"channel": FREED_CHANNEL, "payload": notice.payload})
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -106,11 +154,12 @@ class StoreBase:
             event.listen(self.engine, "handle_error", _postgres_error)
         upgrade(self.engine)
 
-    def _announce_free(self, session: Session) -> None:
+    def _announce_free(self, session: Session, game: str = "", instance: str = "") -> None:
         """Tell every server listening on this PostgreSQL database (``FREED_CHANNEL``) that
-        bots became free, when this transaction commits; nothing on SQLite (one server)."""
+        bots of ``game`` ("": of any) became free, when this transaction commits; the server
+        ``instance`` that freed them, if named, looks again by itself. Nothing on SQLite."""
         if not self.sqlite:
-            session.execute(text(f"NOTIFY {FREED_CHANNEL}"))
+            notify(session, Notice(FREED, game, instance))
 
     def listen_url(self) -> str | None:
         """The libpq connection string of this PostgreSQL database (for LISTEN), or None."""

@@ -21,7 +21,7 @@ from bullring.server.errors import (
     NotFoundError,
     OpenQuotaError,
 )
-from bullring.server.store.base import StoreBase, retried, utc
+from bullring.server.store.base import CHALLENGE, Notice, StoreBase, notify, retried, utc
 from bullring.server.store.bots import MAX_OWNER, locked_bot
 from bullring.server.store.models import (
     BotRow,
@@ -146,7 +146,7 @@ class ChallengeRecords(StoreBase):
             for bot in dict.fromkeys([challenger, *answers]):
                 session.add(ChallengeBotRow(challenge_id=made.id, bot=bot, created_at=now))
             if status == "accepted":
-                self._announce_free(session)
+                notify(session, Notice(CHALLENGE, game))
             session.commit()
         return Challenge.of(made)
 
@@ -239,7 +239,7 @@ class ChallengeRecords(StoreBase):
                 answers[bot] = "accepted"
                 if all(a == "accepted" for a in answers.values()):
                     row.status = "accepted"
-                    self._announce_free(session)
+                    notify(session, Notice(CHALLENGE, row.game))
             row.answers_json = json.dumps(answers)
             row.updated_at = utcnow()
             session.add(row)

@@ -175,7 +175,7 @@ class MatchRecords(StoreBase):
                 record_ratings(session, match, [int(r) for r in replay["ranks"]])
             session.execute(update(BotRow).where(col(BotRow.current_match) == match_id)
                             .values(current_match=None))
-            self._announce_free(session)
+            self._announce_free(session, match.game, match.instance or "")
             session.commit()
         return True
 

@@ -11,7 +11,7 @@ from sqlalchemy import update
 from sqlmodel import col, select
 
 from bullring.server.errors import BotError, UnknownBotNameError
-from bullring.server.store.base import StoreBase, retried
+from bullring.server.store.base import TOURNAMENT, Notice, StoreBase, notify, retried
 from bullring.server.store.models import BotRow, MatchRow, SeatRow, TournamentRow, utcnow
 
 
@@ -30,6 +30,7 @@ class TournamentRecords(StoreBase):
                     raise BotError(f"bot {name!r} is disabled")
             if session.get(TournamentRow, row.id) is None:
                 session.add(row)
+                notify(session, Notice(TOURNAMENT, row.game))
                 session.commit()
                 session.refresh(row)
         return row

@@ -25,12 +25,11 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
-from sqlalchemy import and_, delete, exists, func, or_, select, text, update
+from sqlalchemy import delete, select, text, update
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.orm import aliased
 from sqlmodel import Session, col
 
-from bullring.server.store.base import FREED_CHANNEL
+from bullring.server.store.base import PRESENCE, SEATED, Notice, notify
 from bullring.server.store.models import BotRow, LadderPresenceRow, LadderTurnRow, utcnow
 
 if TYPE_CHECKING:
@@ -56,6 +55,14 @@ def _game_key(game: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+_SEATED = text("""
+INSERT INTO ladder_turn (game, instance, seated_at, relays)
+VALUES (:game, :instance, :now, false)
+ON CONFLICT (game, instance) DO UPDATE SET seated_at = EXCLUDED.seated_at
+""")
+"""Record a server's seating of a game's table as its latest."""
+
+
 def take_turn(session: Session, game: str, instance: str, bots: Sequence[str],
               defer: bool) -> None:
     """Inside the transaction about to seat ``bots`` at a ``game`` table on ``instance``:
@@ -71,44 +78,43 @@ def take_turn(session: Session, game: str, instance: str, bots: Sequence[str],
         rival = _rival(session, game, instance, sorted(set(bots)))
         if rival is not None:
             raise TurnElsewhereError(rival, game)
-    session.execute(insert(LadderTurnRow).values(game=game, instance=instance,
-                                                 seated_at=utcnow())
-                    .on_conflict_do_update(index_elements=["game", "instance"],
-                                           set_={"seated_at": utcnow()}))
-    session.execute(text(f"NOTIFY {FREED_CHANNEL}"))
+    session.execute(_SEATED, {"game": game, "instance": instance, "now": utcnow()})
+    notify(session, Notice(SEATED, game, instance))
+
+
+_RIVAL = text("""
+SELECT rival.instance FROM ladder_turn AS rival
+JOIN ladder_turn AS mine ON mine.game = :game AND mine.instance = :instance
+WHERE rival.game = :game AND rival.instance <> :instance AND mine.seated_at IS NOT NULL
+  AND (rival.seated_at IS NULL OR rival.seated_at < mine.seated_at)
+  AND (SELECT count(*) FROM bot
+       WHERE bot.name = ANY(:bots)
+         AND (EXISTS (SELECT 1 FROM ladder_presence AS here
+                      WHERE here.instance = rival.instance AND here.game = :game
+                        AND here.bot = bot.name)
+              OR (rival.relays AND bot.house IS NULL
+                  AND EXISTS (SELECT 1 FROM ladder_presence AS there
+                              JOIN ladder_turn AS relayer
+                                ON relayer.instance = there.instance
+                               AND relayer.game = :game AND relayer.relays
+                              WHERE there.game = :game AND there.bot = bot.name)))
+      ) = :count
+ORDER BY rival.seated_at ASC NULLS FIRST LIMIT 1
+""")
+"""The server that seated a game least recently, less recently than the seating server, and
+that can seat every one of the table's bots: a bot it has present, or (it relaying) one a
+relaying server has present that is not a house bot. Written out in SQL: it is run at every
+seating, and building it as a SQLAlchemy expression each time cost more than running it."""
 
 
 def _rival(session: Session, game: str, instance: str, bots: list[str]) -> str | None:
     """The server that seated ``game`` least recently, less recently than ``instance``, and
-    can seat every one of ``bots``; None when ``instance`` has that turn."""
-    mine = session.execute(select(col(LadderTurnRow.seated_at)).where(
-        col(LadderTurnRow.game) == game, col(LadderTurnRow.instance) == instance)
+    can seat every one of ``bots``; None when ``instance`` has that turn (also when it never
+    seated: nobody seated less recently)."""
+    found: str | None = session.execute(
+        _RIVAL, {"game": game, "instance": instance, "bots": bots, "count": len(bots)}
     ).scalar_one_or_none()
-    if mine is None:
-        return None  # never seated here: nobody seated less recently
-    # A bot the rival has present, or (the rival relaying) one a relaying server has present
-    # that is not a house bot.
-    here = aliased(LadderPresenceRow)
-    there = aliased(LadderPresenceRow)
-    relayer = aliased(LadderTurnRow)
-    on_rival = exists().where(col(here.instance) == col(LadderTurnRow.instance),
-                              col(here.game) == game, col(here.bot) == col(BotRow.name)
-                              ).correlate_except(here)
-    relayed = exists().where(col(there.game) == game, col(there.bot) == col(BotRow.name),
-                             col(relayer.instance) == col(there.instance),
-                             col(relayer.game) == game, col(relayer.relays).is_(True)
-                             ).correlate_except(there, relayer)
-    covered = select(func.count()).select_from(BotRow).where(
-        col(BotRow.name).in_(bots),
-        or_(on_rival, and_(col(LadderTurnRow.relays).is_(True), col(BotRow.house).is_(None),
-                           relayed))).correlate(LadderTurnRow).scalar_subquery()
-    return session.execute(
-        select(col(LadderTurnRow.instance)).where(
-            col(LadderTurnRow.game) == game, col(LadderTurnRow.instance) != instance,
-            or_(col(LadderTurnRow.seated_at).is_(None), col(LadderTurnRow.seated_at) < mine),
-            covered == len(bots))
-        .order_by(col(LadderTurnRow.seated_at).asc().nulls_first()).limit(1)
-    ).scalar_one_or_none()
+    return found
 
 
 class Seatable(NamedTuple):
@@ -118,6 +124,21 @@ class Seatable(NamedTuple):
     instance: str | None
     last_seated_at: datetime | None
     free: bool = True
+
+
+_RELAYED = text("""
+SELECT presence.bot, min(presence.instance), bot.last_seated_at, bot.current_match
+FROM ladder_presence AS presence
+JOIN bot ON bot.name = presence.bot
+JOIN ladder_turn AS turn
+  ON turn.instance = presence.instance AND turn.game = :game AND turn.relays
+WHERE presence.game = :game AND presence.instance = ANY(:instances)
+  AND bot.house IS NULL AND bot.enabled
+GROUP BY presence.bot, bot.last_seated_at, bot.current_match
+""")
+"""The bots (not house bots, enabled) that the relaying servers among ``instances`` have
+present on a game's ladder, each with one of those servers, when it was last seated and the
+match it plays (PostgreSQL; read at every look of a relaying server's matchmaker)."""
 
 
 class LadderTurns:
@@ -181,18 +202,7 @@ class LadderTurns:
                                col(BotRow.enabled).is_(True))).all():
                     found[name] = Seatable(None, seated_at)
             if instances and self.shared:
-                rows = session.execute(
-                    select(col(LadderPresenceRow.bot), func.min(LadderPresenceRow.instance),
-                           col(BotRow.last_seated_at), col(BotRow.current_match))
-                    .join(BotRow, col(BotRow.name) == col(LadderPresenceRow.bot))
-                    .join(LadderTurnRow, and_(
-                        col(LadderTurnRow.instance) == col(LadderPresenceRow.instance),
-                        col(LadderTurnRow.game) == game, col(LadderTurnRow.relays).is_(True)))
-                    .where(col(LadderPresenceRow.game) == game,
-                           col(LadderPresenceRow.instance).in_(instances),
-                           col(BotRow.house).is_(None), col(BotRow.enabled).is_(True))
-                    .group_by(col(LadderPresenceRow.bot), col(BotRow.last_seated_at),
-                              col(BotRow.current_match))).all()
+                rows = session.execute(_RELAYED, {"game": game, "instances": instances}).all()
                 for name, instance, seated_at, playing in rows:
                     found.setdefault(name, Seatable(instance, seated_at, playing is None))
         return found
@@ -212,7 +222,7 @@ class LadderTurns:
                 col(LadderPresenceRow.game) == game))
             for bot in bots:
                 session.add(LadderPresenceRow(instance=self.instance, game=game, bot=bot))
-            session.execute(text(f"NOTIFY {FREED_CHANNEL}"))
+            notify(session, Notice(PRESENCE, game, self.instance))
             session.commit()
 
     def presence(self, game: str) -> dict[str, set[str]]:

@@ -200,16 +200,18 @@ class Tournaments:
                                  pace_ms, self.max_scheduled)
 
     def seat(self, game: str, waiting: Collection[str], seated: Collection[str],
-             now: float) -> tuple[list[MatchConfig], float | None]:
+             now: float) -> tuple[list[MatchConfig], float | None, bool]:
         """Seat the next game of each running tournament of ``game`` whose bots wait in
         ``waiting`` (or that waited long enough for the absent ones); a blocking call.
-        Returns the matches to start and, when a game waits for an absent bot, in how many
-        seconds to look again."""
+        Returns the matches to start, when a game waits for an absent bot in how many
+        seconds to look again, and whether ``game`` has a running tournament."""
         started: list[MatchConfig] = []
         again: float | None = None
+        live = False
         for row in self.store.tournaments("running"):
             if row.game != game:
                 continue
+            live = True
             games = json.loads(row.schedule_json)
             running = [g for g in games if g["status"] == "running"]
             if running:
@@ -249,7 +251,7 @@ class Tournaments:
                                        pace_ms=row.pace_ms))
             log.info("tournament %s game %d: match %s, %s%s", row.id, index, match_id,
                      ", ".join(names), f" (absent: {', '.join(absent)})" if absent else "")
-        return started, again
+        return started, again, live
 
     def _recover(self, tournament_id: str, running: Sequence[Mapping[str, Any]]) -> None:
         """Play again the running games whose match is over but was not recorded: aborted
