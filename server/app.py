@@ -221,20 +221,29 @@ async def serve(options: ServerOptions) -> None:
     admin = await asyncio.to_thread(server.store.ensure_admin_token)
     kept = None if admin is None else _keep_admin_token(
         admin, options.admin_token_file or admin_token_path(options.db), options.db)
-    print(f"bullring: listening on {options.host}:{port} (database {options.db})", flush=True)
+    say(f"bullring: listening on {options.host}:{port} (database {options.db})")
     if server.http is not None:
-        print(f"bullring: web page and HTTP API on http://{_url_host(options.host)}:"
-              f"{server.http.port}/ (OpenAPI: /openapi.json)", flush=True)
+        say(f"bullring: web page and HTTP API on http://{_url_host(options.host)}:"
+            f"{server.http.port}/ (OpenAPI: /openapi.json)")
     if kept is not None:
-        print(kept, flush=True)
-    print(_welcome(server, f"{options.host}:{port}"), flush=True)
+        say(kept)
+    say(_welcome(server, f"{options.host}:{port}"))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
-    print("bullring: shutting down", flush=True)
+    say("bullring: shutting down")
     await server.stop()
+
+
+def say(text: str) -> None:
+    """Write ``text`` and its newline to standard output in one write, flushed: the workers
+    of ``--workers`` share their supervisor's output, and ``print`` writes the newline
+    apart, so two workers' lines could interleave into one (``listening on A listening on
+    B``) that a script reading the lines would miscount."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
 
 
 ADMIN_TOKEN_FILE = "bullring-admin-token"
