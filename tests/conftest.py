@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,7 +32,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Refuse to test compiled modules built from older sources: Python imports a compiled
-    module in preference to its source, so the edit would silently not be tested."""
+    module in preference to its source, so the edit would silently not be tested.
+
+    Take Ctrl-C as at a terminal: a suite started in the background of a non-interactive
+    shell (``.ci/run &``) inherits SIGINT ignored, and so would every process it starts,
+    where a command rightly leaves an ignored SIGINT alone; the tests that press Ctrl-C on a
+    ``bullring`` command need it delivered. A handled signal is reset to its default in a
+    child process, so the commands the tests start take SIGINT as a user's would."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     stale = stale_sources()
     if stale:
         pytest.exit(f"compiled modules are stale ({', '.join(stale)} edited since): run "
