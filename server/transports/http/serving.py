@@ -190,19 +190,6 @@ HANG_UP = "bullring.hang_up"
 client has not read). A server that is not ``HttpServer`` (a test client) leaves it out."""
 
 
-def no_delay(transport: asyncio.BaseTransport) -> None:
-    """Turn off Nagle's algorithm on a TCP connection. A response goes out as two writes, its
-    head then its body; with Nagle's algorithm on, the body waits for the head's
-    acknowledgement, which a client on a kept-alive connection delays (40 ms on Linux), so
-    every response after a connection's first would take that long. asyncio turns it off
-    only on a socket made with ``IPPROTO_TCP`` named, which a listening socket made as
-    ``socket(family, SOCK_STREAM)`` and the connections it accepts are not."""
-    sock = transport.get_extra_info("socket")
-    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-        with contextlib.suppress(OSError):  # the connection may be gone already
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
 def raw_error(exc: Exception, headers: tuple[tuple[str, str], ...] = ()) -> bytes:
     """A whole HTTP/1.1 response for the refusal ``exc`` (its status and JSON error from the
     table), written before or instead of a request's own, ending the connection."""
@@ -310,9 +297,8 @@ class GuardedH11(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Count the connection; refuse it past the port's or its address's cap, else start
-        its head timer. Its small writes go out at once (``no_delay``)."""
+        its head timer."""
         super().connection_made(transport)
-        no_delay(transport)
         self.real = transport
         self.transport = _LingeringTransport(transport, self)
         self._head_timer: asyncio.TimerHandle | None = None
@@ -500,7 +486,10 @@ class HttpServer:
     async def start(self) -> int:
         """Bind and start serving; return the port. OSError if the port is taken."""
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP named: asyncio then turns Nagle's algorithm off on each connection
+        # accepted (it checks the socket's proto), so a response's body never waits for the
+        # client's delayed acknowledgement of its head (40 ms on a kept-alive connection).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         if self.shared:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
