@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import random
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -70,6 +72,12 @@ SWEEP_SOON_S = 1.0
 the database says it still plays elsewhere asks for a look at once (its server may have
 died and the bot come here): it is seated again within about this long, not a whole
 ``LadderOptions.sweep_s``."""
+BY_SERVER = 0.4
+"""With a broker: the share of deals that seat the bots of one server at the same tables
+(who is seated is settled first, least recently seated first); the others deal at random.
+A table goes to the server most of its bots are connected to, and a relayed seat costs the
+two servers more CPU than a seat on the match's server; the random deals keep every bot
+meeting every other, and most tables mixing bots of several servers."""
 REGROUP_S = 1.0
 """With a broker: how long the bots of a table that ended wait alone for another table to
 end, to be seated with its bots, while other bots play (``Ladder._regrouping``)."""
@@ -338,22 +346,46 @@ class Ladder(LadderSessions):
                 self._retry()  # seated by another server: look again soon
                 self._sweep_soon.set()  # or by one that died: its matches are aborted soon
             waiting = [w for w in waiting if w.name in free]
-        self._random.shuffle(waiting)
-        # Least recently seated first; among equals, who played least here; else at random.
-        waiting.sort(key=lambda w: (w.last_seated, self._seatings.get(w.name, 0)))
+        fleet = self.relay is not None and self.relay.up
+        deal = self._fleet_deal(waiting) if fleet else self._random
+        deal.shuffle(waiting)
+        # Least recently seated first; among equals, who played least here (not in a fleet,
+        # whose servers deal alike); else at random.
+        waiting.sort(key=lambda w: (w.last_seated, 0 if fleet else
+                                    self._seatings.get(w.name, 0)))
         tables = plan_tables(len(waiting), size)
         if not tables:
             self._stop_leaving(game)
         # Who is seated is settled (least recently seated first); they are dealt to the
         # tables at random, so bots that sat at one table are not kept together.
         dealt = waiting[:sum(tables)]
-        self._random.shuffle(dealt)
+        deal.shuffle(dealt)
+        if fleet and deal.random() < BY_SERVER:
+            # The bots of one server to the same tables: a relayed seat costs both servers.
+            servers = sorted({self._where(w) for w in dealt})
+            deal.shuffle(servers)
+            dealt.sort(key=lambda w: servers.index(self._where(w)))
         for count in tables:
             if self._stopping:
                 return
             table, dealt = dealt[:count], dealt[count:]
-            if not await self._seat(game, table):
+            if not await self._seat(game, table) and not fleet:
                 return  # the next table is another server's turn too: it looks itself
+
+    @staticmethod
+    def _fleet_deal(waiting: list[Waiter]) -> random.Random:
+        """The random order in which the bots ``waiting`` in a fleet are dealt: the same on
+        every server that sees the same bots waiting (seeded by their names and when each
+        was last seated), so that each server seats the tables the fleet's turns give it
+        (a table goes to the server most of its bots are connected to) and leaves the
+        others to theirs, which deal them alike."""
+        waiting.sort(key=lambda w: w.name)
+        held = "\n".join(f"{w.name} {w.last_seated.isoformat()}" for w in waiting)
+        return random.Random(hashlib.sha256(held.encode()).digest())
+
+    def _where(self, waiter: Waiter) -> str:
+        """The server ``waiter`` is connected to (this one's instance id for its own)."""
+        return waiter.server or self.hub.instance
 
     async def _fleet_waiting(self, game: str, relay: Relay) -> list[Waiter]:
         """The bots waiting for ``game``'s tables in the fleet: this server's own that are
@@ -416,6 +448,8 @@ class Ladder(LadderSessions):
         since = self._left_since.get(game)
         defer = since is None or loop.time() - since < TURN_GRACE_S
         try:
+            if defer:
+                self._held_elsewhere(game, table)
             match_id = await asyncio.to_thread(self.store.seat_ladder_match, game, settings,
                                                seed, names, self.hub.instance, tokens, defer)
         except TurnElsewhereError as exc:
@@ -444,6 +478,18 @@ class Ladder(LadderSessions):
         log.info("ladder match %s (%s): %s%s", match_id, game, ", ".join(names),
                  "".join(f"; {name} on server {server}" for name, server in remote.items()))
         return True
+
+    def _held_elsewhere(self, game: str, table: list[Waiter]) -> None:
+        """TurnElsewhereError if another server has more of ``table``'s bots connected than
+        this one: the table is its turn whatever else the database says, so this server
+        leaves it without asking (``bullring.server.store.turns``). A table with a house
+        bot is left to the database to settle: only the servers that run it can seat it."""
+        if any(w.house for w in table):
+            return
+        held = Counter(self._where(w) for w in table)
+        server, most = held.most_common(1)[0]
+        if most > held[self.hub.instance]:
+            raise TurnElsewhereError(server, game)
 
     def _start(self, config: MatchConfig, bots: Sequence[str],
                remote: dict[str, str] | None = None) -> None:

@@ -13,7 +13,11 @@ share their bots take turns. A server that was left a table and has not seated w
 Servers that relay seats through a broker (``bullring serve --broker``, ``relays`` on their
 turn rows) share their bots: a relaying server can seat any bot (not a house bot, which
 only the servers that run it seat) that a relaying server has present, so its turn comes at
-any table of such bots, and its queue holds them too (``Seatable``).
+any table of such bots, and its queue holds them too (``Seatable``). A table then goes
+first to the server that has most of its bots present (connected there): the seats of the
+others are relayed to it, and a relayed seat costs both servers more than one on the
+match's server. The servers deal their queue alike (``Ladder._fleet_deal``), so each seats
+the tables that are its turn and leaves the others to theirs.
 
 On SQLite one server process serves the database: it is always its turn.
 """
@@ -83,10 +87,19 @@ def take_turn(session: Session, game: str, instance: str, bots: Sequence[str],
 
 
 _RIVAL = text("""
-SELECT rival.instance FROM ladder_turn AS rival
-JOIN ladder_turn AS mine ON mine.game = :game AND mine.instance = :instance
-WHERE rival.game = :game AND rival.instance <> :instance AND mine.seated_at IS NOT NULL
-  AND (rival.seated_at IS NULL OR rival.seated_at < mine.seated_at)
+WITH turn AS (
+  SELECT instance, seated_at, relays,
+         (SELECT count(*) FROM ladder_presence AS here
+          WHERE here.instance = ladder_turn.instance AND here.game = :game
+            AND here.bot = ANY(:bots)) AS held
+  FROM ladder_turn WHERE game = :game
+)
+SELECT rival.instance FROM turn AS rival
+JOIN turn AS mine ON mine.instance = :instance
+WHERE rival.instance <> :instance
+  AND (rival.held > mine.held
+       OR (rival.held = mine.held AND mine.seated_at IS NOT NULL
+           AND (rival.seated_at IS NULL OR rival.seated_at < mine.seated_at)))
   AND (SELECT count(*) FROM bot
        WHERE bot.name = ANY(:bots)
          AND (EXISTS (SELECT 1 FROM ladder_presence AS here
@@ -99,18 +112,21 @@ WHERE rival.game = :game AND rival.instance <> :instance AND mine.seated_at IS N
                                AND relayer.game = :game AND relayer.relays
                               WHERE there.game = :game AND there.bot = bot.name)))
       ) = :count
-ORDER BY rival.seated_at ASC NULLS FIRST LIMIT 1
+ORDER BY rival.held DESC, rival.seated_at ASC NULLS FIRST LIMIT 1
 """)
-"""The server that seated a game least recently, less recently than the seating server, and
-that can seat every one of the table's bots: a bot it has present, or (it relaying) one a
-relaying server has present that is not a house bot. Written out in SQL: it is run at every
-seating, and building it as a SQLAlchemy expression each time cost more than running it."""
+"""The server whose turn a table is, if not the seating server's: among the servers that can
+seat every one of the table's bots (a bot it has present, or, it relaying, one a relaying
+server has present that is not a house bot), the one that has most of them present (where
+they are connected: a relayed seat costs two servers more than a seat on the match's), and
+among those the one that seated the game least recently, less recently than the seating
+server. Written out in SQL: it is run at every seating, and building it as a SQLAlchemy
+expression each time cost more than running it."""
 
 
 def _rival(session: Session, game: str, instance: str, bots: list[str]) -> str | None:
-    """The server that seated ``game`` least recently, less recently than ``instance``, and
-    can seat every one of ``bots``; None when ``instance`` has that turn (also when it never
-    seated: nobody seated less recently)."""
+    """The server whose turn a table of ``bots`` is (``_RIVAL``); None when it is
+    ``instance``'s (also when no other has more of them present and it never seated:
+    nobody seated less recently)."""
     found: str | None = session.execute(
         _RIVAL, {"game": game, "instance": instance, "bots": bots, "count": len(bots)}
     ).scalar_one_or_none()

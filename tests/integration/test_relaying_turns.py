@@ -79,3 +79,27 @@ def test_a_relaying_servers_queue_holds_the_free_bots_other_relaying_servers_hav
     assert set(seated) == {"bob", "dee"} and seated["dee"] == Seatable("d", None)
     assert seated["bob"].instance == "b" and seated["bob"].last_seated_at is not None
     assert not seated["bob"].free  # playing: the queue waits for it
+
+
+def test_a_table_is_the_turn_of_the_relaying_server_most_of_its_bots_are_connected_to(
+        store: Store) -> None:
+    """Relaying servers a (ann, bob) and b (cy): a table of ann, bob and cy is a's turn
+    though a seated last, and a table of ann, cy and dee (dee at b too) is b's though b
+    seated last; a tie (ann and cy) is the turn of the server that seated least recently,
+    as without a broker."""
+    server(store, "a", ["ann", "bob"], relays=True)
+    b = server(store, "b", ["cy"], relays=True)
+    seat(store, "b", ["cy"], defer=False)
+    seat(store, "a", ["ann"], defer=False)  # a seated last
+    seat(store, "a", ["ann", "bob", "cy"])  # two of them at a, one at b: a's turn
+    with pytest.raises(TurnElsewhereError) as turn:
+        seat(store, "b", ["ann", "bob", "cy"])
+    assert turn.value.instance == "a"
+    b.publish(GAME, ["cy", "dee"])
+    seat(store, "b", ["ann", "cy", "dee"])  # b seated last, but holds two of three
+    with pytest.raises(TurnElsewhereError) as turn:
+        seat(store, "a", ["ann", "cy", "dee"])
+    assert turn.value.instance == "b"
+    with pytest.raises(TurnElsewhereError) as turn:  # one each: b seated last, a's turn
+        seat(store, "b", ["ann", "cy"])
+    assert turn.value.instance == "a"
