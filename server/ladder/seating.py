@@ -21,7 +21,6 @@ import contextlib
 import hashlib
 import logging
 import random
-from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -75,9 +74,9 @@ died and the bot come here): it is seated again within about this long, not a wh
 BY_SERVER = 0.4
 """With a broker: the share of deals that seat the bots of one server at the same tables
 (who is seated is settled first, least recently seated first); the others deal at random.
-A table goes to the server most of its bots are connected to, and a relayed seat costs the
-two servers more CPU than a seat on the match's server; the random deals keep every bot
-meeting every other, and most tables mixing bots of several servers."""
+A table of one server's bots is that server's turn, and relays no seat, where a relayed
+seat costs the two servers more CPU than a seat on the match's server; the random deals
+keep every bot meeting every other, and most tables mixing bots of several servers."""
 REGROUP_S = 1.0
 """With a broker: how long the bots of a table that ended wait alone for another table to
 end, to be seated with its bots, while other bots play (``Ladder._regrouping``)."""
@@ -377,7 +376,7 @@ class Ladder(LadderSessions):
         """The random order in which the bots ``waiting`` in a fleet are dealt: the same on
         every server that sees the same bots waiting (seeded by their names and when each
         was last seated), so that each server seats the tables the fleet's turns give it
-        (a table goes to the server most of its bots are connected to) and leaves the
+        (a table is the turn of a server one of its bots is connected to) and leaves the
         others to theirs, which deal them alike."""
         waiting.sort(key=lambda w: w.name)
         held = "\n".join(f"{w.name} {w.last_seated.isoformat()}" for w in waiting)
@@ -480,16 +479,12 @@ class Ladder(LadderSessions):
         return True
 
     def _held_elsewhere(self, game: str, table: list[Waiter]) -> None:
-        """TurnElsewhereError if another server has more of ``table``'s bots connected than
-        this one: the table is its turn whatever else the database says, so this server
-        leaves it without asking (``bullring.server.store.turns``). A table with a house
-        bot is left to the database to settle: only the servers that run it can seat it."""
-        if any(w.house for w in table):
-            return
-        held = Counter(self._where(w) for w in table)
-        server, most = held.most_common(1)[0]
-        if most > held[self.hub.instance]:
-            raise TurnElsewhereError(server, game)
+        """TurnElsewhereError if none of ``table``'s bots is connected to this server: the
+        table is the turn of a server one of them is connected to, whatever else the
+        database says, so this server leaves it without asking
+        (``bullring.server.store.turns``)."""
+        if all(w.server is not None for w in table):
+            raise TurnElsewhereError(str(table[0].server), game)
 
     def _start(self, config: MatchConfig, bots: Sequence[str],
                remote: dict[str, str] | None = None) -> None:

@@ -13,11 +13,12 @@ share their bots take turns. A server that was left a table and has not seated w
 Servers that relay seats through a broker (``bullring serve --broker``, ``relays`` on their
 turn rows) share their bots: a relaying server can seat any bot (not a house bot, which
 only the servers that run it seat) that a relaying server has present, so its turn comes at
-any table of such bots, and its queue holds them too (``Seatable``). A table then goes
-first to the server that has most of its bots present (connected there): the seats of the
-others are relayed to it, and a relayed seat costs both servers more than one on the
-match's server. The servers deal their queue alike (``Ladder._fleet_deal``), so each seats
-the tables that are its turn and leaves the others to theirs.
+any table of such bots that one of them is connected to, and its queue holds them too
+(``Seatable``). So a table is never run by a server that would relay every seat of it (a
+relayed seat costs both servers more than one on the match's server), and the turns among
+the servers its bots are connected to keep the fleet's shares of matches even. The servers
+deal their queue alike (``Ladder._fleet_deal``), so each seats the tables that are its turn
+and leaves the others to theirs.
 
 On SQLite one server process serves the database: it is always its turn.
 """
@@ -34,7 +35,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import Session, col
 
 from bullring.server.store.base import PRESENCE, SEATED, Notice, notify
-from bullring.server.store.models import BotRow, LadderPresenceRow, LadderTurnRow, utcnow
+from bullring.server.store.models import LadderPresenceRow, LadderTurnRow, utcnow
 
 if TYPE_CHECKING:
     from bullring.server.store import Store
@@ -96,9 +97,9 @@ WITH turn AS (
 )
 SELECT rival.instance FROM turn AS rival
 JOIN turn AS mine ON mine.instance = :instance
-WHERE rival.instance <> :instance
-  AND (rival.held > mine.held
-       OR (rival.held = mine.held AND mine.seated_at IS NOT NULL
+WHERE rival.instance <> :instance AND rival.held > 0
+  AND (mine.held = 0
+       OR (mine.seated_at IS NOT NULL
            AND (rival.seated_at IS NULL OR rival.seated_at < mine.seated_at)))
   AND (SELECT count(*) FROM bot
        WHERE bot.name = ANY(:bots)
@@ -112,21 +113,21 @@ WHERE rival.instance <> :instance
                                AND relayer.game = :game AND relayer.relays
                               WHERE there.game = :game AND there.bot = bot.name)))
       ) = :count
-ORDER BY rival.held DESC, rival.seated_at ASC NULLS FIRST LIMIT 1
+ORDER BY rival.seated_at ASC NULLS FIRST LIMIT 1
 """)
 """The server whose turn a table is, if not the seating server's: among the servers that can
 seat every one of the table's bots (a bot it has present, or, it relaying, one a relaying
-server has present that is not a house bot), the one that has most of them present (where
-they are connected: a relayed seat costs two servers more than a seat on the match's), and
-among those the one that seated the game least recently, less recently than the seating
-server. Written out in SQL: it is run at every seating, and building it as a SQLAlchemy
-expression each time cost more than running it."""
+server has present that is not a house bot) and that have one of them present (connected
+there: a relayed seat costs two servers more than a seat on the match's), the one that
+seated the game least recently, less recently than the seating server, or at all if the
+seating server has none of them present. Written out in SQL: it is run at every seating,
+and building it as a SQLAlchemy expression each time cost more than running it."""
 
 
 def _rival(session: Session, game: str, instance: str, bots: list[str]) -> str | None:
     """The server whose turn a table of ``bots`` is (``_RIVAL``); None when it is
-    ``instance``'s (also when no other has more of them present and it never seated:
-    nobody seated less recently)."""
+    ``instance``'s (also when it has one of them present and never seated: nobody seated
+    less recently)."""
     found: str | None = session.execute(
         _RIVAL, {"game": game, "instance": instance, "bots": bots, "count": len(bots)}
     ).scalar_one_or_none()
@@ -155,6 +156,14 @@ GROUP BY presence.bot, bot.last_seated_at, bot.current_match
 """The bots (not house bots, enabled) that the relaying servers among ``instances`` have
 present on a game's ladder, each with one of those servers, when it was last seated and the
 match it plays (PostgreSQL; read at every look of a relaying server's matchmaker)."""
+
+
+_FREE = text("""
+SELECT name, last_seated_at FROM bot
+WHERE name = ANY(:bots) AND current_match IS NULL AND enabled
+""")
+"""The free bots (enabled, seated nowhere) among some, with when each was last seated
+(PostgreSQL; read at every look of a relaying server's matchmaker, as ``_RELAYED``)."""
 
 
 class LadderTurns:
@@ -212,10 +221,7 @@ class LadderTurns:
         found: dict[str, Seatable] = {}
         with self._session() as session:
             if here:
-                for name, seated_at in session.execute(
-                        select(col(BotRow.name), col(BotRow.last_seated_at))
-                        .where(col(BotRow.name).in_(here), col(BotRow.current_match).is_(None),
-                               col(BotRow.enabled).is_(True))).all():
+                for name, seated_at in session.execute(_FREE, {"bots": here}).all():
                     found[name] = Seatable(None, seated_at)
             if instances and self.shared:
                 rows = session.execute(_RELAYED, {"game": game, "instances": instances}).all()

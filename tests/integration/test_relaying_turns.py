@@ -81,25 +81,24 @@ def test_a_relaying_servers_queue_holds_the_free_bots_other_relaying_servers_hav
     assert not seated["bob"].free  # playing: the queue waits for it
 
 
-def test_a_table_is_the_turn_of_the_relaying_server_most_of_its_bots_are_connected_to(
+def test_a_table_is_never_the_turn_of_a_server_none_of_its_bots_is_connected_to(
         store: Store) -> None:
-    """Relaying servers a (ann, bob) and b (cy): a table of ann, bob and cy is a's turn
-    though a seated last, and a table of ann, cy and dee (dee at b too) is b's though b
-    seated last; a tie (ann and cy) is the turn of the server that seated least recently,
-    as without a broker."""
-    server(store, "a", ["ann", "bob"], relays=True)
-    b = server(store, "b", ["cy"], relays=True)
-    seat(store, "b", ["cy"], defer=False)
-    seat(store, "a", ["ann"], defer=False)  # a seated last
-    seat(store, "a", ["ann", "bob", "cy"])  # two of them at a, one at b: a's turn
+    """Relaying servers a (ann), b (bob) and c (cy): c seated least recently, but a table of
+    ann and bob is the turn of a or b, whichever seated less recently, and a server with
+    none of a table's bots leaves it to one that has, though it seated less recently."""
+    server(store, "a", ["ann"], relays=True)
+    server(store, "b", ["bob"], relays=True)
+    server(store, "c", ["cy"], relays=True)
+    seat(store, "c", ["cy"], defer=False)
+    seat(store, "b", ["bob"], defer=False)
+    seat(store, "a", ["ann"], defer=False)  # c, then b, then a seated
     with pytest.raises(TurnElsewhereError) as turn:
-        seat(store, "b", ["ann", "bob", "cy"])
-    assert turn.value.instance == "a"
-    b.publish(GAME, ["cy", "dee"])
-    seat(store, "b", ["ann", "cy", "dee"])  # b seated last, but holds two of three
-    with pytest.raises(TurnElsewhereError) as turn:
-        seat(store, "a", ["ann", "cy", "dee"])
+        seat(store, "a", ["ann", "bob"])  # b seated less recently than a; c has neither
     assert turn.value.instance == "b"
-    with pytest.raises(TurnElsewhereError) as turn:  # one each: b seated last, a's turn
-        seat(store, "b", ["ann", "cy"])
+    seat(store, "b", ["ann", "bob"])
+    with pytest.raises(TurnElsewhereError) as turn:
+        seat(store, "c", ["ann", "bob"])  # c seated least recently, but has neither
     assert turn.value.instance == "a"
+    with pytest.raises(TurnElsewhereError) as turn:
+        seat(store, "a", ["ann", "bob", "cy"])  # c seated least recently and has cy
+    assert turn.value.instance == "c"
