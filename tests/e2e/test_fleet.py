@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -33,6 +34,7 @@ FLEET = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
 SERVERS = 3
 BOTS_PER_SERVER = 10
 MATCHES = 1000
+LINKED = re.compile(r"linked to the broker at \S+ as server (\S+)")
 """Finished matches the ladder test waits for."""
 
 
@@ -160,11 +162,11 @@ def test_bots_of_three_servers_share_one_ladder(
     two answering by SubmitAnswer beside a Subscribe stream and the others on Play streams,
     but for one on the first server over HTTP long-poll), play ``MATCHES`` one-round
     matches. The HTTP bot plays matches run on every server, its answers accepted. Tables
-    mix bots of different servers (most of them: a table of bots of one server is a table
-    the others could seat as well), every pair of bots is seated together at least once,
-    each server runs a third of the matches (within 5 points: the servers take turns), no
-    bot sits in two matches at once, and every match is recorded and rated exactly once,
-    its replay verifying."""
+    mix bots of different servers (most of them: some deals seat one server's bots
+    together), every pair of bots is seated together at least once, each server runs a
+    third of the matches (within 5 points: the servers take turns), and only matches one
+    of whose bots is connected to it (none relays every seat); no bot sits in two matches
+    at once, and every match is recorded and rated exactly once, its replay verifying."""
     with fresh_postgres() as url:
         servers = [LadderServer(url, FLEET).start() for _ in range(SERVERS)]
         stop_all.extend(servers)
@@ -194,6 +196,8 @@ def test_bots_of_three_servers_share_one_ladder(
             output = host.stop()
             assert "failed" not in output, output
         logs = [server.stop() for server in servers]
+        number_of = {m.group(1): number for number, log in enumerate(logs)
+                     if (m := LINKED.search(log))}
         for log in logs:
             assert " ERROR " not in log and "Traceback" not in log, log[-5000:]
 
@@ -226,6 +230,9 @@ def test_bots_of_three_servers_share_one_ladder(
         for name, bot in polling.items():
             print(name, len(bot.matches), "matches", dict(bot.verdicts))
         assert len(mixed) >= len(finished) / 2
+        for match in finished:  # run where one of its bots is connected: not every seat relayed
+            assert number_of[str(match.instance)] in {home[str(row.bot)]
+                                                      for row in seats[match.id]}, match.id
         assert not apart, apart[:20]
 
         for name, bot in polling.items():  # HTTP both ways: relayed to and from its server
