@@ -8,12 +8,16 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import update
-from sqlmodel import col, select
+from sqlalchemy import insert, update
+from sqlmodel import SQLModel, col, select
 
 from bullring.server.store.base import StoreBase, retried
 from bullring.server.store.models import BotRow, MatchRow, SeatRow, utcnow
 from bullring.server.store.turns import take_turn
+
+_BOTS, _MATCHES, _SEATS = (SQLModel.metadata.tables[str(row.__tablename__)]
+                           for row in (BotRow, MatchRow, SeatRow))
+"""The tables the seating writes with Core statements."""
 
 
 class Seating(StoreBase):
@@ -39,37 +43,38 @@ class Seating(StoreBase):
     def _seat_ladder_match(self, match_id: str, game: str, settings: Mapping[str, Any],
                            seed: int, bots: Sequence[str], instance: str,
                            token_hashes: Mapping[str, str], defer: bool) -> str | None:
+        # Core statements on the session's connection: the ORM's unit of work and its
+        # bulk-update bookkeeping cost more CPU than the statements (it runs every match).
+        bot = _BOTS
         with self._session() as session:
-            if session.get(MatchRow, match_id) is not None:
+            conn = session.connection()
+            if conn.execute(select(MatchRow.id).where(MatchRow.id == match_id)).first():
                 return match_id  # an earlier try committed it
             take_turn(session, game, instance, bots, defer)
             for name in sorted(bots):  # one lock order for every server: no deadlocks
-                claim = update(BotRow).where(col(BotRow.name) == name,
-                                             col(BotRow.current_match).is_(None),
-                                             col(BotRow.enabled).is_(True))
+                claim = update(bot).where(bot.c.name == name, bot.c.current_match.is_(None),
+                                          bot.c.enabled.is_(True))
                 if name in token_hashes:  # a token rotated meanwhile: not seated
-                    claim = claim.where(col(BotRow.token_hash) == token_hashes[name])
-                claimed = session.execute(
-                    claim.values(current_match=match_id)
-                ).rowcount  # type: ignore[attr-defined]
-                if claimed != 1:
+                    claim = claim.where(bot.c.token_hash == token_hashes[name])
+                if conn.execute(claim.values(current_match=match_id)).rowcount != 1:
                     session.rollback()
                     return None
             # Taken once every claim holds its row: later than the end of the bots' last
             # matches, so a bot's matches never overlap in stored time either.
             now = utcnow()
-            session.add(MatchRow(id=match_id, game=game, settings_json=json.dumps(dict(settings)),
-                                 seed=seed, seat_count=len(bots), status="running", ladder=True,
-                                 rated=True, instance=instance, created_at=now))
-            session.flush()
-            session.execute(update(BotRow).where(col(BotRow.name).in_(list(bots)))
-                            .values(last_seated_at=now))
-            rows = {b.name: b for b in session.exec(select(BotRow).where(
-                col(BotRow.name).in_(list(bots)))).all()}
-            for seat, name in enumerate(bots):
-                row = rows[name]
-                session.add(SeatRow(match_id=match_id, seat=seat, name=name, house=row.house,
-                                    bot=name, bot_version=row.version))
+            conn.execute(insert(_MATCHES).values(MatchRow(
+                id=match_id, game=game, settings_json=json.dumps(dict(settings)), seed=seed,
+                seat_count=len(bots), status="running", ladder=True, rated=True,
+                instance=instance, created_at=now).model_dump()))
+            conn.execute(update(bot).where(bot.c.name.in_(list(bots)))
+                         .values(last_seated_at=now))
+            rows = {name: (house, version) for name, house, version in conn.execute(
+                select(bot.c.name, bot.c.house, bot.c.version)
+                .where(bot.c.name.in_(list(bots))))}
+            conn.execute(insert(_SEATS), [
+                SeatRow(match_id=match_id, seat=seat, name=name, house=rows[name][0],
+                        bot=name, bot_version=rows[name][1]).model_dump()
+                for seat, name in enumerate(bots)])
             session.commit()
         return match_id
 
