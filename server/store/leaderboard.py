@@ -3,6 +3,7 @@ of rating changes."""
 
 from __future__ import annotations
 
+from sqlalchemy import bindparam, insert, update
 from sqlmodel import Session, col, select
 
 from bullring.server import ratings
@@ -10,45 +11,52 @@ from bullring.server.ratings import LeaderboardEntry, Skill
 from bullring.server.store.base import StoreBase, retried
 from bullring.server.store.models import (
     BotRow,
-    MatchRow,
     RatingChangeRow,
     RatingRow,
     SeatRow,
+    table_of,
     utcnow,
 )
 
+_SEATS, _RATINGS, _CHANGES = table_of(SeatRow), table_of(RatingRow), table_of(RatingChangeRow)
+_RATED = update(_RATINGS).where(_RATINGS.c.bot == bindparam("name")).values(
+    mu=bindparam("mu"), sigma=bindparam("sigma"), games=_RATINGS.c.games + 1)
+"""A bot's new rating, one more game rated (executed for every rated bot of a match)."""
 
-def record_ratings(session: Session, match: MatchRow, ranks: list[int]) -> None:
+
+def record_ratings(session: Session, match_id: str, game: str, ranks: list[int]) -> None:
     """Update the ratings of a finished rated match's bots (in ``session``, the match's
     recording transaction) and store each change; nothing unless every seat is a distinct
-    registered bot."""
-    seats = session.exec(select(SeatRow).where(SeatRow.match_id == match.id)
-                         .order_by(col(SeatRow.seat))).all()
-    bots = [s.bot for s in seats]
+    registered bot. Core statements (``table_of``): it runs at every rated match."""
+    conn = session.connection()
+    seats = conn.execute(select(_SEATS.c.bot, _SEATS.c.bot_version)
+                         .where(_SEATS.c.match_id == match_id)
+                         .order_by(_SEATS.c.seat)).all()
+    bots = [bot for bot, _ in seats]
     if None in bots or len(set(bots)) != len(bots):
         return  # not a match between distinct registered bots: nothing to rate
     names = [str(b) for b in bots]
-    rows = {r.bot: r for r in session.exec(
-        select(RatingRow).where(RatingRow.game == match.game, col(RatingRow.bot).in_(names))
-        .order_by(col(RatingRow.bot)).with_for_update()).all()}
-    for name in names:
-        if name not in rows:
-            rows[name] = RatingRow(bot=name, game=match.game, mu=ratings.NEW.mu,
-                                   sigma=ratings.NEW.sigma)
-    before = [Skill(rows[n].mu, rows[n].sigma) for n in names]
+    rows = {bot: (mu, sigma) for bot, mu, sigma in conn.execute(
+        select(_RATINGS.c.bot, _RATINGS.c.mu, _RATINGS.c.sigma)
+        .where(_RATINGS.c.game == game, _RATINGS.c.bot.in_(names))
+        .order_by(_RATINGS.c.bot).with_for_update())}
+    before = [Skill(*rows.get(n, (ratings.NEW.mu, ratings.NEW.sigma))) for n in names]
     after = ratings.rate(before, ranks)
     now = utcnow()
-    for seat, name in enumerate(names):
-        row = rows[name]
-        session.add(RatingChangeRow(
-            match_id=match.id, bot=name, game=match.game,
-            version=seats[seat].bot_version or 1, rank=ranks[seat],
-            mu_before=before[seat].mu, sigma_before=before[seat].sigma,
-            mu_after=after[seat].mu, sigma_after=after[seat].sigma, recorded_at=now))
-        row.mu, row.sigma = after[seat].mu, after[seat].sigma
-        row.games += 1
-        row.updated_at = now
-        session.add(row)
+    conn.execute(insert(_CHANGES), [RatingChangeRow(
+        match_id=match_id, bot=name, game=game, version=seats[seat][1] or 1,
+        rank=ranks[seat], mu_before=before[seat].mu, sigma_before=before[seat].sigma,
+        mu_after=after[seat].mu, sigma_after=after[seat].sigma, recorded_at=now).model_dump()
+        for seat, name in enumerate(names)])
+    new = [RatingRow(bot=name, game=game, mu=after[seat].mu, sigma=after[seat].sigma,
+                     games=1, updated_at=now).model_dump()
+           for seat, name in enumerate(names) if name not in rows]
+    if new:
+        conn.execute(insert(_RATINGS), new)
+    rated = [{"name": name, "mu": after[seat].mu, "sigma": after[seat].sigma}
+             for seat, name in enumerate(names) if name in rows]
+    if rated:
+        conn.execute(_RATED.values(updated_at=now).where(_RATINGS.c.game == game), rated)
 
 
 class RatingRecords(StoreBase):

@@ -16,7 +16,9 @@ from sqlmodel import col, select
 from bullring.server.errors import MatchElsewhereError, UnknownMatchError
 from bullring.server.store.base import StoreBase, hash_token, new_token, retried, utc
 from bullring.server.store.leaderboard import record_ratings
-from bullring.server.store.models import BotRow, MatchRow, SeatRow, utcnow
+from bullring.server.store.models import BotRow, MatchRow, SeatRow, table_of, utcnow
+
+_BOTS, _MATCHES = table_of(BotRow), table_of(MatchRow)
 
 LIVE = ("created", "running")
 """Statuses of a match that is not over."""
@@ -157,25 +159,27 @@ class MatchRecords(StoreBase):
         in one transaction; free its bots. False (and nothing written) when the match was
         already recorded or aborted: a match is never recorded twice."""
         status = "finished" if replay["termination"] == "normal" else "aborted"
-        with self._session() as session:
-            recorded = session.execute(
-                update(MatchRow).where(col(MatchRow.id) == match_id,
-                                       col(MatchRow.status).in_(LIVE))
+        with self._session() as session:  # Core statements (``table_of``)
+            conn = session.connection()
+            recorded = conn.execute(
+                update(_MATCHES).where(_MATCHES.c.id == match_id,
+                                       _MATCHES.c.status.in_(LIVE))
                 .values(status=status, finished_at=utcnow(),
                         replay_json=json.dumps(replay, separators=(",", ":")))
-            ).rowcount  # type: ignore[attr-defined]
-            if not recorded:
-                if session.get(MatchRow, match_id) is None:
+                .returning(_MATCHES.c.game, _MATCHES.c.instance, _MATCHES.c.rated)
+            ).first()
+            if recorded is None:
+                if conn.execute(select(_MATCHES.c.id).where(_MATCHES.c.id == match_id)
+                                ).first() is None:
                     raise UnknownMatchError(f"no match {match_id!r}")
                 session.rollback()
                 return False
-            match = session.get(MatchRow, match_id)
-            assert match is not None
-            if match.rated and status == "finished":
-                record_ratings(session, match, [int(r) for r in replay["ranks"]])
-            session.execute(update(BotRow).where(col(BotRow.current_match) == match_id)
-                            .values(current_match=None))
-            self._announce_free(session, match.game, match.instance or "")
+            game, instance, rated = recorded
+            if rated and status == "finished":
+                record_ratings(session, match_id, game, [int(r) for r in replay["ranks"]])
+            conn.execute(update(_BOTS).where(_BOTS.c.current_match == match_id)
+                         .values(current_match=None))
+            self._announce_free(session, game, instance or "")
             session.commit()
         return True
 

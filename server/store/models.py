@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import Index
+from sqlalchemy import Index, Table
 from sqlmodel import Field, SQLModel
 
 
@@ -218,3 +218,9 @@ class LadderTurnRow(SQLModel, table=True):
     """It relays seats through the fleet's broker (``bullring serve --broker``) and is linked
     to it now: it can seat, besides its own bots, any bot (not a house bot) that a relaying
     server has present."""
+
+
+def table_of(row: type[SQLModel]) -> Table:
+    """The table of a row model, for the Core statements of the paths run at every match
+    (seating, recording a result): the ORM's unit of work costs more CPU than they do."""
+    return SQLModel.metadata.tables[str(row.__tablename__)]

@@ -9,15 +9,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import insert, update
-from sqlmodel import SQLModel, col, select
+from sqlmodel import col, select
 
 from bullring.server.store.base import StoreBase, retried
-from bullring.server.store.models import BotRow, MatchRow, SeatRow, utcnow
+from bullring.server.store.models import BotRow, MatchRow, SeatRow, table_of, utcnow
 from bullring.server.store.turns import take_turn
 
-_BOTS, _MATCHES, _SEATS = (SQLModel.metadata.tables[str(row.__tablename__)]
-                           for row in (BotRow, MatchRow, SeatRow))
-"""The tables the seating writes with Core statements."""
+_BOTS, _MATCHES, _SEATS = table_of(BotRow), table_of(MatchRow), table_of(SeatRow)
 
 
 class Seating(StoreBase):
@@ -43,8 +41,7 @@ class Seating(StoreBase):
     def _seat_ladder_match(self, match_id: str, game: str, settings: Mapping[str, Any],
                            seed: int, bots: Sequence[str], instance: str,
                            token_hashes: Mapping[str, str], defer: bool) -> str | None:
-        # Core statements on the session's connection: the ORM's unit of work and its
-        # bulk-update bookkeeping cost more CPU than the statements (it runs every match).
+        # Core statements on the session's connection (``table_of``).
         bot = _BOTS
         with self._session() as session:
             conn = session.connection()
