@@ -41,6 +41,8 @@ CHALLENGE = "challenge"
 """A notice's kind: a challenge was accepted and waits to be seated."""
 TOURNAMENT = "tournament"
 """A notice's kind: a live tournament was created."""
+KINDS = frozenset({FREED, SEATED, PRESENCE, CHALLENGE, TOURNAMENT})
+"""Every kind of notice a server understands."""
 
 
 class Notice(NamedTuple):
@@ -64,8 +66,7 @@ class Notice(NamedTuple):
         """The notice that ``payload`` carries (anything may have changed when it is not
         understood)."""
         fields = payload.split(" ")
-        if len(fields) != 3 or fields[0] not in (FREED, SEATED, PRESENCE, CHALLENGE,
-                                                 TOURNAMENT):
+        if len(fields) != 3 or fields[0] not in KINDS:
             return cls("")
         return cls(*fields)
 
@@ -157,9 +158,9 @@ class StoreBase:
     def _announce_free(self, session: Session, game: str = "", instance: str = "") -> None:
         """Tell every server listening on this PostgreSQL database (``FREED_CHANNEL``) that
         bots of ``game`` ("": of any) became free, when this transaction commits; the server
-        ``instance`` that freed them, if named, looks again by itself. Nothing on SQLite."""
-        if not self.sqlite:
-            notify(session, Notice(FREED, game, instance))
+        ``instance`` that freed them, if named, looks again by itself. Nothing on SQLite
+        (``notify``)."""
+        notify(session, Notice(FREED, game, instance))
 
     def listen_url(self) -> str | None:
         """The libpq connection string of this PostgreSQL database (for LISTEN), or None."""

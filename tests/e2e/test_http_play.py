@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 import pytest
@@ -80,18 +80,43 @@ def answer(client: httpx.Client, token: str, decision_id: str, action: dict[str,
                        headers={"Authorization": f"Bearer {token}"})
 
 
+class Opening(NamedTuple):
+    """A two-seat 6 nimmt! match (deadline 20 s) whose seats both joined by long-poll, seat
+    0 at its first decision."""
+
+    match_id: str
+    token: str
+    """Seat 0's."""
+    other: str
+    """Seat 1's."""
+    other_seq: int
+    """The seq of seat 1's ``match_started``."""
+    started: dict[str, Any]
+    """Seat 0's ``match_started``."""
+    decision: dict[str, Any]
+    """Seat 0's first decision request."""
+    seq: int
+    """Its seq."""
+
+
+def opening(server: ServerProcess, client: httpx.Client) -> Opening:
+    """Create a two-seat match, join both seats and take seat 0's first decision request."""
+    match = server.create_match("six_nimmt", 2, "--deadline-ms", "20000", "--setting",
+                                "rounds=1")
+    token, other = str(match.tokens[0]), str(match.tokens[1])
+    _, other_seq = next_of(client, other, None, "match_started")
+    started, seq = next_of(client, token, None, "match_started")
+    decision, seq = next_of(client, token, seq, "decision")
+    return Opening(match.match_id, token, other, other_seq, started, decision, seq)
+
+
 def test_http_answers_have_grpc_semantics(server: ServerProcess) -> None:
     """Rejections are in-band with a reason and the seat may answer again; a repeated answer
     is accepted and counted once; a re-join gets the pending decision again; a poll repeats
     what was not acknowledged; a bad token is 401, a malformed body 422, as JSON errors."""
-    match = server.create_match("six_nimmt", 2, "--deadline-ms", "20000", "--setting",
-                                "rounds=1")
-    token, other = str(match.tokens[0]), str(match.tokens[1])
     with httpx.Client(base_url=server.http, timeout=30) as client:
-        _, other_seq = next_of(client, other, None, "match_started")
-        started, seq = next_of(client, token, None, "match_started")
-        assert started["seat"] == 0 and started["match_id"] == match.match_id
-        decision, seq = next_of(client, token, seq, "decision")
+        match_id, token, other, other_seq, started, decision, seq = opening(server, client)
+        assert started["seat"] == 0 and started["match_id"] == match_id
         hand = decision["six_nimmt"]["hand"]
         not_held = next(c for c in range(1, 105) if c not in hand)
 
@@ -142,13 +167,8 @@ def test_a_poll_ahead_of_its_connection_is_refused_and_loses_nothing(
     """A poll whose ``after`` names a message not sent yet would acknowledge messages before
     they exist (and drop them unread): it is refused, 422 ``invalid_request`` naming the
     newest seq, and the connection goes on with every message numbered in turn."""
-    match = server.create_match("six_nimmt", 2, "--deadline-ms", "20000", "--setting",
-                                "rounds=1")
-    token, other = str(match.tokens[0]), str(match.tokens[1])
     with httpx.Client(base_url=server.http, timeout=30) as client:
-        _, other_seq = next_of(client, other, None, "match_started")
-        _, seq = next_of(client, token, None, "match_started")
-        decision, seq = next_of(client, token, seq, "decision")
+        _, token, other, other_seq, _, decision, seq = opening(server, client)
         ahead = client.get("/api/play/poll", params={"after": seq + 3, "wait_ms": 0},
                            headers={"Authorization": f"Bearer {token}"})
         assert ahead.status_code == 422, ahead.text
