@@ -161,20 +161,25 @@ class MatchRecords(StoreBase):
         status = "finished" if replay["termination"] == "normal" else "aborted"
         with self._session() as session:  # Core statements (``table_of``)
             conn = session.connection()
-            recorded = conn.execute(
-                update(_MATCHES).where(_MATCHES.c.id == match_id,
-                                       _MATCHES.c.status.in_(LIVE))
-                .values(status=status, finished_at=utcnow(),
-                        replay_json=json.dumps(replay, separators=(",", ":")))
-                .returning(_MATCHES.c.game, _MATCHES.c.instance, _MATCHES.c.rated)
-            ).first()
-            if recorded is None:
-                if conn.execute(select(_MATCHES.c.id).where(_MATCHES.c.id == match_id)
-                                ).first() is None:
+            end = (update(_MATCHES)
+                   .where(_MATCHES.c.id == match_id, _MATCHES.c.status.in_(LIVE))
+                   .values(status=status, finished_at=utcnow(),
+                           replay_json=json.dumps(replay, separators=(",", ":"))))
+            found = select(_MATCHES.c.game, _MATCHES.c.instance, _MATCHES.c.rated).where(
+                _MATCHES.c.id == match_id)
+            if conn.dialect.update_returning:  # one round trip (not SQLite before 3.35)
+                match = conn.execute(end.returning(*found.selected_columns)).first()
+                recorded = match is not None
+            else:
+                recorded = conn.execute(end).rowcount == 1
+                match = conn.execute(found).first()
+            if not recorded:
+                if conn.execute(found).first() is None:
                     raise UnknownMatchError(f"no match {match_id!r}")
                 session.rollback()
                 return False
-            game, instance, rated = recorded
+            assert match is not None
+            game, instance, rated = match
             if rated and status == "finished":
                 record_ratings(session, match_id, game, [int(r) for r in replay["ranks"]])
             conn.execute(update(_BOTS).where(_BOTS.c.current_match == match_id)

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import create_engine, inspect, text
 
 from bullring.server import ratings
+from bullring.server.errors import UnknownMatchError
 from bullring.server.store import BotError, LeaderboardEntry, Store, hash_token
 from bullring.server.store.migrate import upgrade
 from tests.databases import fresh_postgres
@@ -110,10 +111,16 @@ def test_concurrent_claims_seat_each_bot_once(store: Store) -> None:
         dict.fromkeys(seated, won[0])
 
 
-def test_a_result_is_recorded_once_with_its_ratings(store: Store) -> None:
+@pytest.mark.parametrize("returning", [True, False])
+def test_a_result_is_recorded_once_with_its_ratings(store: Store, returning: bool) -> None:
     """Finishing stores the result and one rating change per seat in one go; finishing the
-    same match again (another server, a retry) records nothing more."""
+    same match again (another server, a retry) records nothing more; so too on a database
+    without UPDATE ... RETURNING (SQLite before 3.35), and an unknown match is an error."""
+    if not returning:
+        store.engine.dialect.update_returning = False
     match_id = seat(store, ["ann", "bob", "cy", "dee"])
+    with pytest.raises(UnknownMatchError):
+        store.finish_match("nope", replay_of("nope", [1, 2, 3, 4]))
     assert store.finish_match(match_id, replay_of(match_id, [1, 2, 2, 4]))
     assert not store.finish_match(match_id, replay_of(match_id, [4, 3, 2, 1]))
     changes = store.rating_changes(match_id=match_id)
