@@ -6,6 +6,7 @@ never restarted: other tests and CI use it)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -22,6 +23,8 @@ BROKER = "nats://127.0.0.1:4222"
 """The broker's URL."""
 READY = "Server is ready"
 """What nats-server logs once it accepts connections."""
+LINKED = re.compile(r"linked to the broker at \S+ as server (\S+)")
+"""What a server logs once linked to its broker, with its instance id."""
 
 
 def require_broker() -> str:

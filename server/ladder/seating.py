@@ -377,7 +377,8 @@ class Ladder(LadderSessions):
         every server that sees the same bots waiting (seeded by their names and when each
         was last seated), so that each server seats the tables the fleet's turns give it
         (a table is the turn of a server one of its bots is connected to) and leaves the
-        others to theirs, which deal them alike."""
+        others to theirs, which deal them alike. Sorts ``waiting`` by name: the order the
+        deal's shuffle starts from, the same on every server."""
         waiting.sort(key=lambda w: w.name)
         held = "\n".join(f"{w.name} {w.last_seated.isoformat()}" for w in waiting)
         return random.Random(hashlib.sha256(held.encode()).digest())

@@ -172,13 +172,14 @@ class MatchRecords(StoreBase):
                 recorded = match is not None
             else:
                 recorded = conn.execute(end).rowcount == 1
+                match = None
+            if match is None:
                 match = conn.execute(found).first()
+            if match is None:
+                raise UnknownMatchError(f"no match {match_id!r}")
             if not recorded:
-                if conn.execute(found).first() is None:
-                    raise UnknownMatchError(f"no match {match_id!r}")
                 session.rollback()
                 return False
-            assert match is not None
             game, instance, rated = match
             if rated and status == "finished":
                 record_ratings(session, match_id, game, [int(r) for r in replay["ranks"]])

@@ -42,17 +42,16 @@ class Seating(StoreBase):
                            seed: int, bots: Sequence[str], instance: str,
                            token_hashes: Mapping[str, str], defer: bool) -> str | None:
         # Core statements on the session's connection (``table_of``).
-        bot = _BOTS
         with self._session() as session:
             conn = session.connection()
-            if conn.execute(select(MatchRow.id).where(MatchRow.id == match_id)).first():
+            if conn.execute(select(_MATCHES.c.id).where(_MATCHES.c.id == match_id)).first():
                 return match_id  # an earlier try committed it
             take_turn(session, game, instance, bots, defer)
             for name in sorted(bots):  # one lock order for every server: no deadlocks
-                claim = update(bot).where(bot.c.name == name, bot.c.current_match.is_(None),
-                                          bot.c.enabled.is_(True))
+                claim = update(_BOTS).where(_BOTS.c.name == name, _BOTS.c.current_match.is_(None),
+                                            _BOTS.c.enabled.is_(True))
                 if name in token_hashes:  # a token rotated meanwhile: not seated
-                    claim = claim.where(bot.c.token_hash == token_hashes[name])
+                    claim = claim.where(_BOTS.c.token_hash == token_hashes[name])
                 if conn.execute(claim.values(current_match=match_id)).rowcount != 1:
                     session.rollback()
                     return None
@@ -63,11 +62,11 @@ class Seating(StoreBase):
                 id=match_id, game=game, settings_json=json.dumps(dict(settings)), seed=seed,
                 seat_count=len(bots), status="running", ladder=True, rated=True,
                 instance=instance, created_at=now).model_dump()))
-            conn.execute(update(bot).where(bot.c.name.in_(list(bots)))
+            conn.execute(update(_BOTS).where(_BOTS.c.name.in_(list(bots)))
                          .values(last_seated_at=now))
             rows = {name: (house, version) for name, house, version in conn.execute(
-                select(bot.c.name, bot.c.house, bot.c.version)
-                .where(bot.c.name.in_(list(bots))))}
+                select(_BOTS.c.name, _BOTS.c.house, _BOTS.c.version)
+                .where(_BOTS.c.name.in_(list(bots))))}
             conn.execute(insert(_SEATS), [
                 SeatRow(match_id=match_id, seat=seat, name=name, house=rows[name][0],
                         bot=name, bot_version=rows[name][1]).model_dump()

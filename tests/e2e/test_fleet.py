@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -24,7 +23,7 @@ import pytest
 
 from bullring.referee.replay import verify
 from bullring.server.store import Store
-from tests.brokers import BROKER, require_broker
+from tests.brokers import BROKER, LINKED, require_broker
 from tests.databases import fresh_postgres
 from tests.ladder_helpers import ACTIVITY, LadderBot, LadderServer, Lines, wait_until
 
@@ -34,7 +33,6 @@ FLEET = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
 SERVERS = 3
 BOTS_PER_SERVER = 10
 MATCHES = 1000
-LINKED = re.compile(r"linked to the broker at \S+ as server (\S+)")
 """Finished matches the ladder test waits for."""
 
 

@@ -15,7 +15,7 @@ from bullring.referee.replay import verify
 from bullring.server.store import Store
 from bullring.server.store.base import utc
 from bullring.server.store.turns import LadderTurns
-from tests.brokers import private_broker
+from tests.brokers import LINKED, private_broker
 from tests.databases import fresh_postgres
 from tests.ladder_helpers import STARTED, LadderBot, LadderServer, wait_until
 
@@ -24,7 +24,6 @@ FAST = ["--ladder", "six_nimmt", "--ladder-setting", "six_nimmt:rounds=1",
 """Short 6 nimmt! ladder matches: one round of ten tricks."""
 BACK_WITHIN_S = 5.0
 """How soon after the broker accepts connections again every bot must be in a new match."""
-LINKED = re.compile(r"linked to the broker at \S+ as server (\S+)")
 BACK = re.compile(r"the link to the broker at \S+ is back")
 SEATED = re.compile(r"ladder match (\S+) ")
 RELAYED_TO = re.compile(r"; \S+ on server (\S+)")
